@@ -1,0 +1,120 @@
+// `cairn admin …`: operator verbs that work on the data directory directly,
+// also while the server runs (SQLite WAL; BEGIN IMMEDIATE orders the writers).
+// The server checks the active flag on every request, so a revoke takes effect
+// on the next request without any signal to the server.
+import { existsSync } from "node:fs";
+import { ConfigError, loadConfig } from "../config.ts";
+import { AppError } from "../core/errors.ts";
+import { Cairn } from "../core/service.ts";
+import { databasePath, SqliteStore } from "../store/sqlite/store.ts";
+
+const HELP = `cairn admin — operator verbs on the data directory (DATA_DIR, default ./data)
+
+  cairn admin provision --email E   create a contributor and print its new key once (JSON)
+  cairn admin revoke N              refuse contributor N's key from the next request on
+  cairn admin activate N            allow contributor N's key again
+  cairn admin stats                 counts of contributors, notes, comments, votes and web events
+
+Flags: --data-dir D (overrides DATA_DIR). These verbs work while the server runs.
+Exit codes: 0 done, 1 failed (e.g. no such contributor), 2 usage error.
+`;
+
+class UsageError extends Error {}
+
+function parse(args: string[]) {
+  const positional: string[] = [];
+  const flags: Record<string, string> = {};
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (arg === "--help" || arg === "-h") flags.help = "1";
+    else if (arg.startsWith("--")) {
+      const [name, inline] = arg.slice(2).split(/=(.*)/s, 2);
+      const value = inline ?? args[++i];
+      if (value === undefined) throw new UsageError(`--${name} needs a value`);
+      flags[name] = value;
+    } else positional.push(arg);
+  }
+  return { positional, flags };
+}
+
+function contributorNumber(raw: string | undefined): number {
+  if (raw === undefined || !/^\d+$/.test(raw) || Number(raw) < 1) throw new UsageError("give the contributor number, e.g. `cairn admin revoke 12`");
+  return Number(raw);
+}
+
+const print = (value: unknown) => process.stdout.write(JSON.stringify(value, null, 2) + "\n");
+
+export async function runAdmin(args: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parse(args);
+  } catch (error) {
+    console.error(`cairn admin: ${(error as Error).message}`);
+    return 2;
+  }
+  const { positional, flags } = parsed;
+  const [verb, ...rest] = positional;
+  if (flags.help || verb === undefined || verb === "help") {
+    (verb === undefined && !flags.help ? process.stderr : process.stdout).write(HELP);
+    return verb === undefined && !flags.help ? 2 : 0;
+  }
+  let config;
+  try {
+    config = loadConfig({ ...process.env, ...(flags["data-dir"] ? { DATA_DIR: flags["data-dir"] } : {}) });
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(`cairn admin: ${error.message}`);
+      return 2;
+    }
+    throw error;
+  }
+  const known = ["provision", "revoke", "activate", "stats"];
+  if (!known.includes(verb)) {
+    console.error(`cairn admin: unknown verb "${verb}"\n\n${HELP}`);
+    return 2;
+  }
+  if (verb !== "provision" && !existsSync(databasePath(config.dataDir))) {
+    console.error(`cairn admin: no database at ${databasePath(config.dataDir)} (set DATA_DIR or --data-dir)`);
+    return 1;
+  }
+  const store = new SqliteStore({ dataDir: config.dataDir, durability: config.durability });
+  try {
+    await store.migrate();
+    switch (verb) {
+      case "provision": {
+        if (!flags.email) throw new UsageError("give the address: `cairn admin provision --email someone@example.org`");
+        const cairn = new Cairn(store, config);
+        print(await cairn.provision(flags.email));
+        return 0;
+      }
+      case "revoke":
+      case "activate": {
+        const number = contributorNumber(rest[0]);
+        const active = verb === "activate";
+        if (!(await store.setActive(number, active))) {
+          console.error(`cairn admin: no contributor ${number}`);
+          return 1;
+        }
+        print({ contributor_no: number, active });
+        return 0;
+      }
+      case "stats": {
+        print({ ...(await store.counts()), web_events: await store.webEventCounts() });
+        return 0;
+      }
+    }
+    return 2;
+  } catch (error) {
+    if (error instanceof UsageError) {
+      console.error(`cairn admin: ${error.message}`);
+      return 2;
+    }
+    if (error instanceof AppError) {
+      console.error(`cairn admin: ${error.message}`);
+      return 1;
+    }
+    throw error;
+  } finally {
+    await store.close();
+  }
+}

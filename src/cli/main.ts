@@ -1,0 +1,250 @@
+// The thin client: builds one request from the command line, prints the server's
+// answer unchanged. Imports nothing from the server.
+import { version } from "../../package.json";
+import { parseArgs, UsageError } from "./args.ts";
+import { ConfigError, configPath, readConfig, saveConfig, type ConfigFile, type Env } from "./config.ts";
+import { send, UnreachableError } from "./http.ts";
+import { flagName, GLOBAL_FLAGS, VERBS, type Input, type Verb } from "./verbs.ts";
+
+export const VERSION: string = version;
+const DEFAULT_URL = "http://127.0.0.1:8080";
+const DEFAULT_TIMEOUT_MS = 30_000;
+
+const VALUE_FLAGS = new Set(["url", ...VERBS.flatMap((verb) => Object.keys(verb.flags).map(flagName))]);
+const SWITCHES = new Set(["help", "version"]);
+
+async function write(stream: "stdout" | "stderr", data: string | Uint8Array): Promise<void> {
+  try {
+    await Bun.write(stream === "stdout" ? Bun.stdout : Bun.stderr, data);
+  } catch (error) {
+    // A reader that stops early (`cairn get … | head`) is not an error.
+    if ((error as NodeJS.ErrnoException).code !== "EPIPE") throw error;
+  }
+}
+
+const say = (text: string) => write("stderr", `cairn: ${text}\n`);
+
+function table(rows: Record<string, string>): string {
+  const width = Math.max(...Object.keys(rows).map((key) => key.length));
+  return Object.entries(rows)
+    .map(([key, text]) => `  ${key.padEnd(width)}  ${text}`)
+    .join("\n");
+}
+
+function wrap(text: string, width = 80): string {
+  const lines: string[] = [];
+  let line = "";
+  for (const word of text.split(" ")) {
+    if (line && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  return [...lines, line].join("\n");
+}
+
+const usageLine = (verb: Verb) => `usage: cairn ${verb.name}${verb.usage ? ` ${verb.usage}` : ""} [--url U]`;
+
+function overallHelp(env: Env): string {
+  // The overview shows positional arguments only; each verb's own help shows its flags.
+  const verbs = Object.fromEntries(VERBS.map((verb) => [`${verb.name} ${verb.usage.split(/ ?[-(]/)[0]}`.trim(), verb.summary]));
+  return `cairn ${VERSION}: command-line client for a Cairn notes server
+
+usage: cairn <verb> [arguments] [flags]
+       cairn <verb> --help     help for one verb
+
+Client verbs (each makes one HTTP request):
+${table(verbs)}
+
+Server verbs in the same binary:
+${table({ serve: "run the Cairn server", "admin …": "operator commands (run `cairn admin --help`)" })}
+
+Flags (before or after arguments; --flag value or --flag=value; -- ends flags):
+${table({ ...GLOBAL_FLAGS, "--json JSON": "a request body, sent unchanged (verbs that send one)" })}
+
+Request bodies given with --json or on stdin are forwarded byte for byte, so fields
+this client does not know still reach the server.
+
+Environment:
+${table({
+  CAIRN_URL: `server base URL when --url is not given (default ${DEFAULT_URL})`,
+  CAIRN_API_KEY: "the API key (else the config file's api_key)",
+  CAIRN_TIMEOUT_MS: `request timeout in milliseconds (default ${DEFAULT_TIMEOUT_MS})`,
+  XDG_CONFIG_HOME: "where the config file lives (default ~/.config)",
+})}
+
+Config file: $XDG_CONFIG_HOME/cairn/config.json (here ${configPath(env)}),
+  {"url": ..., "api_key": ...}, mode 0600, written by \`cairn register\`.
+
+Output: the server's response body exactly as received, then one newline, on stdout.
+Messages from the client itself go to stderr.
+
+Exit codes:
+${table({
+  "0": "the server answered 2xx",
+  "1": "the server answered with an error (its error JSON is still printed)",
+  "2": "usage error (unknown verb, bad or missing argument or flag, unreadable file or config)",
+  "3": "the server could not be reached (refused, DNS, timeout)",
+})}
+`;
+}
+
+function verbHelp(verb: Verb): string {
+  const flags = table({ ...verb.flags, ...GLOBAL_FLAGS });
+  return `${usageLine(verb)}
+
+${verb.summary[0].toUpperCase()}${verb.summary.slice(1)}.
+Sends: ${verb.sends}${verb.auth ? " with the API key" : ""}
+${verb.details ? `${wrap(verb.details)}\n` : ""}
+Flags:
+${flags}
+
+Example${verb.examples.length > 1 ? "s" : ""}:
+${verb.examples.map((example) => `  ${example}`).join("\n")}
+`;
+}
+
+function baseUrl(flag: string | undefined, env: Env, config: () => ConfigFile): string {
+  const [raw, source] =
+    flag !== undefined
+      ? [flag, "--url"]
+      : env.CAIRN_URL?.trim()
+        ? [env.CAIRN_URL.trim(), "CAIRN_URL"]
+        : typeof config().url === "string" && (config().url as string).trim()
+          ? [(config().url as string).trim(), "the config file's url"]
+          : [DEFAULT_URL, "the default"];
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new UsageError(`${source} is not a URL: "${raw}"`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new UsageError(`${source} must start with http:// or https://`);
+  return raw.replace(/\/+$/, "");
+}
+
+function timeoutMs(env: Env): number {
+  const raw = env.CAIRN_TIMEOUT_MS?.trim();
+  if (!raw) return DEFAULT_TIMEOUT_MS;
+  if (!/^\d+$/.test(raw) || Number(raw) === 0) throw new UsageError(`CAIRN_TIMEOUT_MS must be a positive whole number, got "${raw}"`);
+  return Number(raw);
+}
+
+async function run(argv: string[], env: Env): Promise<number> {
+  const parsed = parseArgs(argv, VALUE_FLAGS, SWITCHES);
+  const [name, ...args] = parsed.positionals;
+  if (parsed.switches.has("version")) {
+    await write("stdout", `cairn ${VERSION}\n`);
+    return 0;
+  }
+  if (name === undefined) {
+    if (parsed.switches.has("help")) {
+      await write("stdout", overallHelp(env));
+      return 0;
+    }
+    await write("stderr", overallHelp(env));
+    return 2;
+  }
+  if (name === "help") {
+    const verb = VERBS.find((candidate) => candidate.name === args[0]);
+    if (args.length > 1 || (args.length === 1 && !verb)) throw new UsageError(`no help for "${args.join(" ")}"; run \`cairn help\``);
+    await write("stdout", verb ? verbHelp(verb) : overallHelp(env));
+    return 0;
+  }
+  const verb = VERBS.find((candidate) => candidate.name === name);
+  if (!verb) {
+    if (name === "serve" || name === "admin") throw new UsageError(`"${name}" must come first: cairn ${name} …`);
+    throw new UsageError(`unknown verb "${name}"`);
+  }
+  if (parsed.switches.has("help")) {
+    await write("stdout", verbHelp(verb));
+    return 0;
+  }
+
+  const allowed = new Set(["url", ...Object.keys(verb.flags).map(flagName)]);
+  for (const flag of parsed.values.keys()) {
+    if (!allowed.has(flag)) throw new UsageError(`${verb.name} does not take --${flag}`, verb.name);
+  }
+  const [min, max] = verb.arity;
+  if (args.length < min) throw new UsageError("missing argument", verb.name);
+  if (args.length > max) throw new UsageError(`unexpected argument "${args[max]}"`, verb.name);
+  const input: Input = {
+    verb: verb.name,
+    args,
+    all: (flag) => parsed.values.get(flag) ?? [],
+    one(flag) {
+      const values = parsed.values.get(flag) ?? [];
+      if (values.length > 1) throw new UsageError(`--${flag} given more than once`, verb.name);
+      return values[0];
+    },
+  };
+
+  const path = configPath(env);
+  let cached: ConfigFile | undefined;
+  const config = () => (cached ??= readConfig(path));
+  const base = baseUrl(input.one("url"), env, config);
+  const timeout = timeoutMs(env);
+  const request = await verb.build(input);
+  let key: string | undefined;
+  if (verb.auth) {
+    const stored = config().api_key;
+    key = env.CAIRN_API_KEY?.trim() || (typeof stored === "string" && stored.trim() ? stored.trim() : undefined);
+  }
+  if (verb.name === "register") config(); // an unusable config file must stop us before a one-time key is issued
+
+  const response = await send(base, request, { key, timeoutMs: timeout, userAgent: `cairn-cli/${VERSION}` });
+  const out = new Uint8Array(response.body.length + 1);
+  out.set(response.body);
+  out[response.body.length] = 0x0a;
+  await write("stdout", out);
+
+  if (response.status >= 300 && response.status < 400 && response.location) {
+    await say(`the server redirects to ${response.location}; not followed: use that address with --url or CAIRN_URL`);
+  }
+  const ok = response.status >= 200 && response.status < 300;
+  if (ok && verb.name === "register") return saveKey(path, base, response.body);
+  return ok ? 0 : 1;
+}
+
+async function saveKey(path: string, base: string, body: Uint8Array): Promise<number> {
+  let apiKey: unknown;
+  try {
+    apiKey = JSON.parse(new TextDecoder().decode(body)).api_key;
+  } catch {
+    apiKey = undefined;
+  }
+  if (typeof apiKey !== "string" || apiKey === "") {
+    await say("the answer carried no api_key; the config file was not changed");
+    return 1;
+  }
+  try {
+    saveConfig(path, { url: base, api_key: apiKey });
+  } catch (error) {
+    await say(`could not save the key to ${path}: ${(error as Error).message}; the api_key printed above is your only copy`);
+    return 1;
+  }
+  await say(`saved the url and api_key to ${path}`);
+  return 0;
+}
+
+export async function runCli(argv: string[], env: Env = process.env): Promise<number> {
+  try {
+    return await run(argv, env);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      const verb = VERBS.find((candidate) => candidate.name === error.verb);
+      const hint = verb ? `${usageLine(verb)}\nrun \`cairn ${verb.name} --help\` for details` : "run `cairn --help` for usage";
+      await write("stderr", `cairn: ${error.message}\n${hint}\n`);
+      return 2;
+    }
+    if (error instanceof ConfigError) {
+      await say(error.message);
+      return 2;
+    }
+    if (error instanceof UnreachableError) {
+      await say(error.message);
+      return 3;
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,264 @@
+// The client's verbs: one table row per verb, holding its help and how it builds its request.
+import { readFileSync } from "node:fs";
+import { isatty } from "node:tty";
+import { UsageError } from "./args.ts";
+import type { ApiRequest } from "./http.ts";
+
+/** What a verb's builder sees of the command line. */
+export interface Input {
+  verb: string;
+  /** Positional arguments after the verb. */
+  args: string[];
+  /** The single value of a flag (a repeated flag is a usage error). */
+  one(flag: string): string | undefined;
+  /** Every value of a repeatable flag. */
+  all(flag: string): string[];
+}
+
+export interface Verb {
+  name: string;
+  /** Arguments as shown in the usage line. */
+  usage: string;
+  /** One line for the overall help. */
+  summary: string;
+  /** The request it makes, for its help. */
+  sends: string;
+  /** Longer explanation for its help (wrapped when shown). */
+  details?: string;
+  /** Verb-specific flags (besides --url and --help) and their help. */
+  flags: Record<string, string>;
+  examples: string[];
+  /** Whether the key is sent. */
+  auth: boolean;
+  /** Allowed number of positional arguments: [min, max]. */
+  arity: [number, number];
+  build(input: Input): Promise<ApiRequest>;
+}
+
+const JSON_FLAG = "--json JSON";
+const JSON_HELP = "the request body, sent unchanged (instead of stdin)";
+const WHOLE_BODY = "the whole body is taken from --json, or from stdin when stdin is not a terminal, and sent unchanged.";
+
+const enc = encodeURIComponent;
+
+/** A body given as a whole: --json, else stdin when it is piped. Forwarded byte for byte. */
+async function rawBody(input: Input, missing: string): Promise<string | Uint8Array> {
+  const json = input.one("json");
+  if (json !== undefined) return json;
+  if (isatty(0)) throw new UsageError(missing, input.verb);
+  const bytes = new Uint8Array(await Bun.stdin.arrayBuffer());
+  if (bytes.length === 0) throw new UsageError(`stdin was empty: ${missing}`, input.verb);
+  return bytes;
+}
+
+function noJson(input: Input, what: string): void {
+  if (input.one("json") !== undefined) throw new UsageError(`give either ${what} or --json, not both`, input.verb);
+}
+
+/** Text from --body, or from --body-file (a path, or - for stdin). */
+async function bodyText(input: Input): Promise<string | undefined> {
+  const body = input.one("body");
+  const file = input.one("body-file");
+  if (body !== undefined && file !== undefined) throw new UsageError("give either --body or --body-file, not both", input.verb);
+  if (file === undefined) return body;
+  if (file === "-") return Bun.stdin.text();
+  try {
+    return readFileSync(file, "utf8");
+  } catch (error) {
+    throw new UsageError(`cannot read --body-file ${file}: ${(error as Error).message}`, input.verb);
+  }
+}
+
+const VOTES = ["up", "down", "none"];
+
+export const VERBS: Verb[] = [
+  {
+    name: "register",
+    usage: "<email>",
+    summary: "get an API key and save it in the config file",
+    sends: 'POST /v1/register {"email": <email>} (no key sent)',
+    details:
+      "On success the server's answer (with the one-time api_key) is printed, and the base URL and " +
+      "key are written to the config file (mode 0600), replacing any key stored there before. " +
+      "Instead of <email>, a whole body may be given with --json or on stdin.",
+    flags: { [JSON_FLAG]: JSON_HELP },
+    examples: ["cairn register me@example.com", "cairn --url https://cairn.example.com register me@example.com"],
+    auth: false,
+    arity: [0, 1],
+    async build(input) {
+      const [email] = input.args;
+      if (email === undefined) return { method: "POST", path: "/v1/register", body: await rawBody(input, "give an e-mail address") };
+      noJson(input, "<email>");
+      return { method: "POST", path: "/v1/register", body: JSON.stringify({ email }) };
+    },
+  },
+  {
+    name: "me",
+    usage: "",
+    summary: "show your contributor number, note count and search status",
+    sends: "GET /v1/me",
+    flags: {},
+    examples: ["cairn me"],
+    auth: true,
+    arity: [0, 0],
+    async build() {
+      return { method: "GET", path: "/v1/me" };
+    },
+  },
+  {
+    name: "post",
+    usage: "--title T (--body B | --body-file F) [--tag X]...",
+    summary: "create a note",
+    sends: 'POST /v1/posts {"title", "body", "tags"?}',
+    details:
+`With --title and --body/--body-file the client builds the body; otherwise ${WHOLE_BODY}`,
+    flags: {
+      "--title T": "the note's title",
+      "--body B": "the note's text",
+      "--body-file F": "read the note's text from file F (- for stdin), sent as is",
+      "--tag X": "a tag (repeatable)",
+      "--tags A,B": "comma-separated tags",
+      [JSON_FLAG]: JSON_HELP,
+    },
+    examples: [
+      'cairn post --title "SQLite WAL needs shared memory" --body-file note.md --tag sqlite --tag docker',
+      'echo \'{"title":"T","body":"B","tags":["x"]}\' | cairn post',
+    ],
+    auth: true,
+    arity: [0, 0],
+    async build(input) {
+      const title = input.one("title");
+      const tags = [...input.all("tag"), ...input.all("tags").flatMap((list) => list.split(","))]
+        .map((tag) => tag.trim())
+        .filter((tag) => tag !== "");
+      const building =
+        title !== undefined || input.one("body") !== undefined || input.one("body-file") !== undefined || input.all("tag").length + input.all("tags").length > 0;
+      if (!building) return { method: "POST", path: "/v1/posts", body: await rawBody(input, "give --title and --body (or --body-file), or a JSON body with --json or on stdin") };
+      noJson(input, "--title/--body/--tag");
+      const body = await bodyText(input);
+      if (title === undefined || body === undefined) throw new UsageError("a note needs --title and --body (or --body-file)", input.verb);
+      return { method: "POST", path: "/v1/posts", body: JSON.stringify(tags.length ? { title, body, tags } : { title, body }) };
+    },
+  },
+  {
+    name: "get",
+    usage: "<id>",
+    summary: "read a note in full",
+    sends: "GET /v1/posts/<id>",
+    flags: {},
+    examples: ["cairn get 0192f3c4-5d6e-7f80-9a1b-2c3d4e5f6a7b"],
+    auth: true,
+    arity: [1, 1],
+    async build(input) {
+      return { method: "GET", path: `/v1/posts/${enc(input.args[0])}` };
+    },
+  },
+  {
+    name: "comments",
+    usage: "<id>",
+    summary: "read a note's comments, oldest first",
+    sends: "GET /v1/posts/<id>/comments",
+    flags: {},
+    examples: ["cairn comments 0192f3c4-5d6e-7f80-9a1b-2c3d4e5f6a7b"],
+    auth: true,
+    arity: [1, 1],
+    async build(input) {
+      return { method: "GET", path: `/v1/posts/${enc(input.args[0])}/comments` };
+    },
+  },
+  {
+    name: "comment",
+    usage: "<id> (--body B | --body-file F)",
+    summary: "comment on a note",
+    sends: 'POST /v1/posts/<id>/comments {"body"}',
+    details: `With --body or --body-file the client builds the body; otherwise ${WHOLE_BODY}`,
+    flags: {
+      "--body B": "the comment's text",
+      "--body-file F": "read the comment's text from file F (- for stdin), sent as is",
+      [JSON_FLAG]: JSON_HELP,
+    },
+    examples: ['cairn comment 0192f3c4-5d6e-7f80-9a1b-2c3d4e5f6a7b --body "Also true on ext4."'],
+    auth: true,
+    arity: [1, 1],
+    async build(input) {
+      const path = `/v1/posts/${enc(input.args[0])}/comments`;
+      if (input.one("body") === undefined && input.one("body-file") === undefined) {
+        return { method: "POST", path, body: await rawBody(input, "give --body or --body-file, or a JSON body with --json or on stdin") };
+      }
+      noJson(input, "--body/--body-file");
+      return { method: "POST", path, body: JSON.stringify({ body: await bodyText(input) }) };
+    },
+  },
+  {
+    name: "vote",
+    usage: "<id> up|down|none",
+    summary: "vote on someone else's note (none withdraws your vote)",
+    sends: 'POST /v1/posts/<id>/vote {"vote": "up"|"down"|"none"}',
+    details: `Without a direction, ${WHOLE_BODY}`,
+    flags: { [JSON_FLAG]: JSON_HELP },
+    examples: ["cairn vote 0192f3c4-5d6e-7f80-9a1b-2c3d4e5f6a7b up"],
+    auth: true,
+    arity: [1, 2],
+    async build(input) {
+      const [id, vote] = input.args;
+      const path = `/v1/posts/${enc(id)}/vote`;
+      if (vote === undefined) return { method: "POST", path, body: await rawBody(input, "give a direction: up, down or none") };
+      if (!VOTES.includes(vote)) throw new UsageError(`the vote must be up, down or none, not "${vote}"`, input.verb);
+      noJson(input, "a direction");
+      return { method: "POST", path, body: JSON.stringify({ vote }) };
+    },
+  },
+  {
+    name: "delete",
+    usage: "<id>",
+    summary: "delete one of your notes, with its comments and votes",
+    sends: "DELETE /v1/posts/<id>",
+    flags: {},
+    examples: ["cairn delete 0192f3c4-5d6e-7f80-9a1b-2c3d4e5f6a7b"],
+    auth: true,
+    arity: [1, 1],
+    async build(input) {
+      return { method: "DELETE", path: `/v1/posts/${enc(input.args[0])}` };
+    },
+  },
+  {
+    name: "search",
+    usage: "<words…>",
+    summary: "search notes (the server decides how many results)",
+    sends: 'POST /v1/search {"query": <words joined by one space>}',
+    details: `Without words, ${WHOLE_BODY} Put -- before words that start with -.`,
+    flags: { [JSON_FLAG]: JSON_HELP },
+    examples: ["cairn search sqlite wal docker", 'cairn search -- "-fts5 error"'],
+    auth: true,
+    arity: [0, Number.POSITIVE_INFINITY],
+    async build(input) {
+      if (input.args.length === 0) return { method: "POST", path: "/v1/search", body: await rawBody(input, "give words to search for") };
+      noJson(input, "words");
+      return { method: "POST", path: "/v1/search", body: JSON.stringify({ query: input.args.join(" ") }) };
+    },
+  },
+  {
+    name: "public",
+    usage: "<id>",
+    summary: "read a note through the public route (no key sent)",
+    sends: "GET /v1/public/posts/<id> (no key sent)",
+    flags: {},
+    examples: ["cairn public 0192f3c4-5d6e-7f80-9a1b-2c3d4e5f6a7b"],
+    auth: false,
+    arity: [1, 1],
+    async build(input) {
+      return { method: "GET", path: `/v1/public/posts/${enc(input.args[0])}` };
+    },
+  },
+];
+
+/** Flags every verb takes. */
+export const GLOBAL_FLAGS: Record<string, string> = {
+  "--url U": "the server's base URL (else CAIRN_URL, else the config file)",
+  "--help, -h": "show help",
+  "--version": "show the client's version",
+};
+
+export function flagName(spec: string): string {
+  return spec.split(/[ ,]/)[0].slice(2);
+}

@@ -1,0 +1,92 @@
+// The one place that reads the environment. Everything else receives a Config.
+
+export interface Breakers {
+  postsPerHour: number;
+  commentsPerHour: number;
+  votesPerHour: number;
+  searchesPerHour: number;
+  registrationsPerHour: number;
+  webEventsPerHour: number;
+}
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  publicBaseUrl: string | null;
+  registration: "open" | "closed";
+  emailEnabled: boolean;
+  smtpUrl: string | null;
+  emailFrom: string | null;
+  trustProxy: boolean;
+  searchEnabled: boolean;
+  searchResults: number;
+  snipChars: number;
+  logLevel: "debug" | "info" | "warn" | "error" | "silent";
+  /** SQLite `synchronous` pragma: NORMAL (default, WAL-safe) or FULL (fsync every commit). */
+  durability: "normal" | "full";
+  breakers: Breakers;
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+function intSetting(env: Env, name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === "") return fallback;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+  const value = Number(raw.trim());
+  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function boolSetting(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === "") return fallback;
+  if (["1", "true", "yes", "on"].includes(raw)) return true;
+  if (["0", "false", "no", "off"].includes(raw)) return false;
+  throw new ConfigError(`${name} must be 0 or 1, got "${env[name]}"`);
+}
+
+function choiceSetting<T extends string>(env: Env, name: string, choices: readonly T[], fallback: T): T {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === "") return fallback;
+  if (!(choices as readonly string[]).includes(raw)) {
+    throw new ConfigError(`${name} must be one of ${choices.join(", ")}, got "${env[name]}"`);
+  }
+  return raw as T;
+}
+
+function stringSetting(env: Env, name: string): string | null {
+  const raw = env[name]?.trim();
+  return raw ? raw : null;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const config: Config = {
+    port: intSetting(env, "PORT", 8080, 0, 65535),
+    host: stringSetting(env, "HOST") ?? "127.0.0.1",
+    dataDir: stringSetting(env, "DATA_DIR") ?? "./data",
+    publicBaseUrl: stringSetting(env, "PUBLIC_BASE_URL")?.replace(/\/+$/, "") ?? null,
+    registration: choiceSetting(env, "REGISTRATION", ["open", "closed"] as const, "open"),
+    emailEnabled: boolSetting(env, "EMAIL_ENABLED", false),
+    smtpUrl: stringSetting(env, "SMTP_URL"),
+    emailFrom: stringSetting(env, "EMAIL_FROM"),
+    trustProxy: boolSetting(env, "TRUST_PROXY", false),
+    searchEnabled: boolSetting(env, "SEARCH_ENABLED", true),
+    searchResults: intSetting(env, "SEARCH_RESULTS", 10, 1, 100),
+    snipChars: intSetting(env, "SNIP_CHARS", 400, 20, 20000),
+    logLevel: choiceSetting(env, "LOG_LEVEL", ["debug", "info", "warn", "error", "silent"] as const, "info"),
+    durability: choiceSetting(env, "DURABILITY", ["normal", "full"] as const, "normal"),
+    breakers: {
+      postsPerHour: intSetting(env, "POSTS_PER_HOUR", 30),
+      commentsPerHour: intSetting(env, "COMMENTS_PER_HOUR", 120),
+      votesPerHour: intSetting(env, "VOTES_PER_HOUR", 600),
+      searchesPerHour: intSetting(env, "SEARCHES_PER_HOUR", 600),
+      registrationsPerHour: intSetting(env, "REGISTRATIONS_PER_HOUR", 20),
+      webEventsPerHour: intSetting(env, "WEB_EVENTS_PER_HOUR", 600),
+    },
+  };
+  return config;
+}

@@ -1,0 +1,37 @@
+// The one error type of Cairn. It carries the contract's code and a message
+// written for the caller's next action; src/http/errors.ts maps codes to HTTP.
+
+export type ErrorCode =
+  | "invalid_request"
+  | "unauthorized"
+  | "forbidden"
+  | "not_found"
+  | "duplicate_post"
+  | "payload_too_large"
+  | "unsupported_media_type"
+  | "rate_limited"
+  | "internal_error"
+  | "unavailable";
+
+export class AppError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    /** Seconds until a tripped breaker resets (rate_limited only). */
+    readonly retryAfter?: number,
+  ) {
+    super(message);
+    this.name = "AppError";
+  }
+}
+
+export const invalid = (message: string) => new AppError("invalid_request", message);
+
+export const unauthorized = () =>
+  new AppError(
+    "unauthorized",
+    "Send your API key as `Authorization: Bearer <api_key>`. No key yet? Register with POST /v1/register (or `cairn register <email>`); a revoked key cannot be restored, ask the operator.",
+  );
+
+export const noteNotFound = () =>
+  new AppError("not_found", "No note has this id. Check the id; deleted notes cannot be fetched.");

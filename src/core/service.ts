@@ -1,0 +1,201 @@
+// Cairn's rules, independent of HTTP and SQL: every route calls one method here.
+import type { Config } from "../config.ts";
+import type { Store } from "../store/types.ts";
+import { Breakers } from "./breakers.ts";
+import { AppError, invalid, noteNotFound, unauthorized } from "./errors.ts";
+import { uuidv7 } from "./ids.ts";
+import { bearerToken, digestKey, digestsEqual, keyPrefix, looksLikeKey, mintKey } from "./keys.ts";
+import { normaliseComment, normaliseEmail, normaliseNote, normaliseQuery, parseNoteId } from "./limits.ts";
+import { searchPlan } from "./search.ts";
+import { commentView, iso, noteView, searchResultView } from "./views.ts";
+import { voteDirection, voteValue, type VoteDirection } from "./votes.ts";
+
+export const RECENT_POSTS = 5;
+export const WEB_EVENTS = ["page_view", "copy_link", "copy_command"] as const;
+export type WebEvent = (typeof WEB_EVENTS)[number];
+
+const sameTags = (a: string[], b: string[]) => a.length === b.length && a.every((tag, i) => tag === b[i]);
+
+export class Cairn {
+  readonly breakers: Breakers;
+
+  constructor(
+    private readonly store: Store,
+    private readonly config: Config,
+    private readonly now: () => number = Date.now,
+  ) {
+    const b = config.breakers;
+    this.breakers = new Breakers(
+      {
+        posts: b.postsPerHour,
+        comments: b.commentsPerHour,
+        votes: b.votesPerHour,
+        searches: b.searchesPerHour,
+        registrations: b.registrationsPerHour,
+        webEvents: b.webEventsPerHour,
+      },
+      now,
+    );
+  }
+
+  /** The contributor number behind an Authorization header; one answer for every failure. */
+  async authenticate(authorization: string | null | undefined): Promise<number> {
+    const token = bearerToken(authorization);
+    if (token === null || !looksLikeKey(token)) throw unauthorized();
+    const digest = digestKey(token);
+    let match: number | null = null;
+    // Every candidate is compared, without stopping at the first match.
+    for (const candidate of await this.store.keyCandidates(keyPrefix(token))) {
+      if (digestsEqual(candidate.keyDigest, digest) && candidate.active) match = candidate.contributorNo;
+    }
+    if (match === null) throw unauthorized();
+    return match;
+  }
+
+  async register(email: string, clientIp: string) {
+    if (this.config.registration === "closed") {
+      throw new AppError(
+        "forbidden",
+        "Registration is closed on this instance; ask its operator for a key. Retrying will not help.",
+      );
+    }
+    const address = normaliseEmail(email);
+    this.breakers.hit("registrations", clientIp);
+    const key = mintKey();
+    const contributor = await this.store.createContributor({
+      email: address,
+      keyPrefix: key.prefix,
+      keyDigest: key.digest,
+      createdAt: this.now(),
+    });
+    return { contributor_no: contributor.contributorNo, api_key: key.key, created_at: iso(contributor.createdAt) };
+  }
+
+  /** Creates a contributor for the operator (`cairn admin provision`); no breaker, open or closed. */
+  async provision(email: string) {
+    const address = normaliseEmail(email);
+    const key = mintKey();
+    const contributor = await this.store.createContributor({
+      email: address,
+      keyPrefix: key.prefix,
+      keyDigest: key.digest,
+      createdAt: this.now(),
+    });
+    return { contributor_no: contributor.contributorNo, api_key: key.key, created_at: iso(contributor.createdAt) };
+  }
+
+  searchAvailability(contributorNo: number): { available: boolean; note: string } {
+    if (!this.config.searchEnabled) {
+      return { available: false, note: "Search is switched off on this instance; fetch notes by id instead." };
+    }
+    if (this.breakers.tripped("searches", contributorNo)) {
+      return {
+        available: false,
+        note: `You have used this hour's searches; search comes back at ${this.breakers.resetsAt().toISOString()}.`,
+      };
+    }
+    return { available: true, note: 'Search with POST /v1/search {"query": "your words"} (or `cairn search your words`).' };
+  }
+
+  async me(contributorNo: number) {
+    const summary = await this.store.contributorSummary(contributorNo, RECENT_POSTS);
+    if (!summary) throw unauthorized();
+    const recent = summary.recentPosts;
+    return {
+      contributor_no: summary.contributorNo,
+      created_at: iso(summary.createdAt),
+      post_count: summary.postCount,
+      last_posted_at: recent.length > 0 ? iso(recent[0].createdAt) : null,
+      recent_posts: recent.map((post) => ({ title: post.title, created_at: iso(post.createdAt) })),
+      search: this.searchAvailability(contributorNo),
+    };
+  }
+
+  async createNote(contributorNo: number, input: { title: string; body: string; tags?: string[] }) {
+    const note = normaliseNote(input);
+    this.breakers.hit("posts", contributorNo);
+    const created = await this.store.createNote(
+      { id: uuidv7(), contributorNo, ...note, createdAt: this.now() },
+      (latest) => latest.title === note.title && latest.body === note.body && sameTags(latest.tags, note.tags),
+    );
+    if (created === "duplicate") {
+      throw new AppError(
+        "duplicate_post",
+        "This note is identical to your last note; skipped; do not retry. Change the title, body or tags to post a new note.",
+      );
+    }
+    return noteView(created);
+  }
+
+  async getNote(rawId: string) {
+    const note = await this.store.getNote(parseNoteId(rawId));
+    if (!note) throw noteNotFound();
+    return noteView(note);
+  }
+
+  async deleteNote(contributorNo: number, rawId: string) {
+    const id = parseNoteId(rawId);
+    const outcome = await this.store.deleteNote(id, contributorNo);
+    if (outcome === "missing") throw noteNotFound();
+    if (outcome === "not_author") {
+      throw new AppError("forbidden", "Only the author of a note can delete it; retrying will not help.");
+    }
+    return { deleted: true as const, id };
+  }
+
+  async comments(rawId: string) {
+    const id = parseNoteId(rawId);
+    const list = await this.store.listComments(id);
+    if (!list) throw noteNotFound();
+    return { post_id: id, count: list.length, comments: list.map(commentView) };
+  }
+
+  async addComment(contributorNo: number, rawId: string, rawBody: string) {
+    const id = parseNoteId(rawId);
+    const body = normaliseComment(rawBody);
+    this.breakers.hit("comments", contributorNo);
+    const added = await this.store.addComment(id, { contributorNo, body, createdAt: this.now() });
+    if (!added) throw noteNotFound();
+    return { post_id: id, ...commentView(added.comment), comment_count: added.commentCount };
+  }
+
+  async vote(contributorNo: number, rawId: string, direction: VoteDirection) {
+    const id = parseNoteId(rawId);
+    this.breakers.hit("votes", contributorNo);
+    const outcome = await this.store.setVote(id, contributorNo, voteValue(direction), this.now());
+    if (outcome.kind === "missing") throw noteNotFound();
+    if (outcome.kind === "own_note") {
+      throw new AppError("forbidden", "You cannot vote on your own note; retrying will not help.");
+    }
+    return { post_id: id, your_vote: voteDirection(outcome.value), score: outcome.score };
+  }
+
+  async search(contributorNo: number, rawQuery: string) {
+    const query = normaliseQuery(rawQuery);
+    if (!this.config.searchEnabled) {
+      throw new AppError("unavailable", "Search is switched off on this instance; fetch notes by id instead.");
+    }
+    this.breakers.hit("searches", contributorNo);
+    const plan = searchPlan(query, this.config.searchResults);
+    const notes = plan.expressions.length > 0 ? await this.store.search(plan) : [];
+    return { query, results: notes.map((note) => searchResultView(note, this.config.snipChars)) };
+  }
+
+  async publicNote(rawId: string) {
+    return this.getNote(rawId);
+  }
+
+  async webEvent(clientIp: string, event: string, rawPostId: string | undefined) {
+    if (!(WEB_EVENTS as readonly string[]).includes(event)) {
+      throw invalid(`\`event\` must be one of ${WEB_EVENTS.join(", ")}.`);
+    }
+    const postId = rawPostId === undefined ? null : parseNoteId(rawPostId);
+    this.breakers.hit("webEvents", clientIp);
+    // Per-note counters only for page views of notes that exist: random ids
+    // must not grow the table.
+    let counted: string | null = null;
+    if (event === "page_view" && postId !== null && (await this.store.getNote(postId))) counted = postId;
+    await this.store.countWebEvent(new Date(this.now()).toISOString().slice(0, 10), event, counted);
+    return { accepted: true as const };
+  }
+}

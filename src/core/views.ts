@@ -1,0 +1,48 @@
+// The contract's response shapes, built from store records.
+import type { CommentRecord, NoteRecord } from "../store/types.ts";
+import { snip } from "./text.ts";
+
+export const iso = (ms: number) => new Date(ms).toISOString();
+
+export interface NoteView {
+  id: string;
+  contributor_no: number;
+  title: string;
+  body: string;
+  tags: string[];
+  score: number;
+  comment_count: number;
+  created_at: string;
+}
+
+export interface SearchResultView extends NoteView {
+  body_truncated: boolean;
+}
+
+export interface CommentView {
+  contributor_no: number;
+  body: string;
+  created_at: string;
+}
+
+export function noteView(note: NoteRecord): NoteView {
+  return {
+    id: note.id,
+    contributor_no: note.contributorNo,
+    title: note.title,
+    body: note.body,
+    tags: note.tags,
+    score: note.score,
+    comment_count: note.commentCount,
+    created_at: iso(note.createdAt),
+  };
+}
+
+export function searchResultView(note: NoteRecord, snipChars: number): SearchResultView {
+  const { text, truncated } = snip(note.body, snipChars);
+  return { ...noteView(note), body: text, body_truncated: truncated };
+}
+
+export function commentView(comment: CommentRecord): CommentView {
+  return { contributor_no: comment.contributorNo, body: comment.body, created_at: iso(comment.createdAt) };
+}

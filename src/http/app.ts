@@ -1,0 +1,204 @@
+// Routes: parse, call the core, map errors. Handlers stay short; the rules are
+// in src/core, the SQL in src/store.
+import { Elysia, ValidationError } from "elysia";
+import type { Config } from "../config.ts";
+import { AppError, invalid } from "../core/errors.ts";
+import type { Cairn } from "../core/service.ts";
+import type { Store } from "../store/types.ts";
+import { bodyLimitFor, checkDeclaredLength, readJsonBody } from "./body.ts";
+import { errorResponse, internalError, routeNotFound } from "./errors.ts";
+import type { Logger } from "./log.ts";
+import * as S from "./schemas.ts";
+
+export interface AppDeps {
+  cairn: Cairn;
+  store: Store;
+  config: Config;
+  log: Logger;
+  /** False while starting or draining: readyz answers 503. */
+  isAccepting: () => boolean;
+}
+
+const SEARCH_ONLY_QUERY =
+  "Search takes only a `query` field; the server decides how many results return and how they are ranked. Send {\"query\": \"your words\"}.";
+
+function typeName(schema: any): string | undefined {
+  if (!schema) return undefined;
+  if (Array.isArray(schema.anyOf) && schema.anyOf.every((s: any) => "const" in s)) {
+    return `one of ${schema.anyOf.map((s: any) => JSON.stringify(s.const)).join(", ")}`;
+  }
+  switch (schema.type) {
+    case "string":
+      return "a string";
+    case "array":
+      return schema.items?.type === "string" ? "an array of strings" : "an array";
+    case "object":
+      return "a JSON object";
+    case "integer":
+      return "an integer";
+    case "boolean":
+      return "true or false";
+    default:
+      return undefined;
+  }
+}
+
+function validationToAppError(error: ValidationError, path: string): AppError {
+  const first = error.valueError;
+  if (error.type === "body" && path === "/v1/search" && first && first.type === 42 /* additional property */) {
+    return invalid(SEARCH_ONLY_QUERY);
+  }
+  if (!first) return invalid("The request is not valid; check it against /v1/openapi.json.");
+  const field = first.path.replace(/^\//, "").replaceAll("/", ".");
+  if (field === "") {
+    return invalid(error.type === "body" ? "The request needs a JSON object body." : "The request is not valid.");
+  }
+  if (first.value === undefined) return invalid(`\`${field}\` is required.`);
+  const expected = typeName(first.schema);
+  return invalid(expected ? `\`${field}\` must be ${expected}.` : `\`${field}\` is invalid: ${first.message}.`);
+}
+
+export function clientIp(request: Request, server: { requestIP(r: Request): { address: string } | null } | null, trustProxy: boolean): string {
+  if (trustProxy) {
+    // The proxy in front appends the address it saw; the last entry is the one we can trust.
+    const forwarded = request.headers.get("x-forwarded-for");
+    const last = forwarded?.split(",").pop()?.trim();
+    if (last) return last;
+  }
+  return server?.requestIP(request)?.address ?? "unknown";
+}
+
+export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
+  const keyed = new Elysia({ name: "keyed", normalize: false })
+    .resolve({ as: "scoped" }, async ({ request }) => ({
+      contributorNo: await cairn.authenticate(request.headers.get("authorization")),
+    }))
+    .get("/v1/me", ({ contributorNo }) => cairn.me(contributorNo), {
+      response: { 200: S.MeResponse, ...S.keyedErrors },
+      detail: { summary: "Your contributor state", tags: ["contributor"] },
+    })
+    .post("/v1/posts", ({ contributorNo, body, status }) => cairn.createNote(contributorNo, body).then((note) => status(201, note)), {
+      body: S.NoteRequest,
+      response: { 201: S.Note, 409: S.ErrorBody, ...S.keyedErrors },
+      detail: { summary: "Create a note", tags: ["notes"] },
+    })
+    .get("/v1/posts/:post_id", ({ params }) => cairn.getNote(params.post_id), {
+      params: S.IdParams,
+      response: { 200: S.Note, 404: S.ErrorBody, ...S.keyedErrors },
+      detail: { summary: "Fetch one note in full", tags: ["notes"] },
+    })
+    .delete("/v1/posts/:post_id", ({ contributorNo, params }) => cairn.deleteNote(contributorNo, params.post_id), {
+      params: S.IdParams,
+      response: { 200: S.DeleteResponse, 403: S.ErrorBody, 404: S.ErrorBody, ...S.keyedErrors },
+      detail: { summary: "Delete your own note (hard delete)", tags: ["notes"] },
+    })
+    .get("/v1/posts/:post_id/comments", ({ params }) => cairn.comments(params.post_id), {
+      params: S.IdParams,
+      response: { 200: S.CommentsResponse, 404: S.ErrorBody, ...S.keyedErrors },
+      detail: { summary: "Comments of a note, oldest first", tags: ["comments"] },
+    })
+    .post(
+      "/v1/posts/:post_id/comments",
+      ({ contributorNo, params, body, status }) =>
+        cairn.addComment(contributorNo, params.post_id, body.body).then((comment) => status(201, comment)),
+      {
+        params: S.IdParams,
+        body: S.CommentRequest,
+        response: { 201: S.CommentResponse, 404: S.ErrorBody, ...S.keyedErrors },
+        detail: { summary: "Comment on a note", tags: ["comments"] },
+      },
+    )
+    .post("/v1/posts/:post_id/vote", ({ contributorNo, params, body }) => cairn.vote(contributorNo, params.post_id, body.vote), {
+      params: S.IdParams,
+      body: S.VoteRequest,
+      response: { 200: S.VoteResponse, 403: S.ErrorBody, 404: S.ErrorBody, ...S.keyedErrors },
+      detail: { summary: "Vote up, down, or withdraw (none)", tags: ["votes"] },
+    })
+    .post("/v1/search", ({ contributorNo, body }) => cairn.search(contributorNo, body.query), {
+      body: S.SearchRequest,
+      response: { 200: S.SearchResponse, ...S.keyedErrors },
+      detail: { summary: "Full-text search; the server decides count and ranking", tags: ["search"] },
+    });
+
+  // normalize: false keeps unknown request fields for the schema to judge:
+  // ignored everywhere (TypeBox allows them) except where a schema forbids them (search).
+  return new Elysia({ normalize: false })
+    .onRequest(({ request }) => {
+      // Refuse a declared oversize body before routing or reading anything.
+      if (request.method !== "GET" && request.method !== "HEAD") {
+        const path = new URL(request.url).pathname;
+        try {
+          checkDeclaredLength(request, bodyLimitFor(path));
+        } catch (error) {
+          return errorResponse(error as AppError);
+        }
+      }
+    })
+    .onParse(({ request }) => readJsonBody(request, bodyLimitFor(new URL(request.url).pathname)))
+    .onError(({ error, code, request, path }) => {
+      if (error instanceof AppError) return errorResponse(error);
+      if (code === "NOT_FOUND") return errorResponse(routeNotFound());
+      if (error instanceof ValidationError && error.type !== "response") {
+        return errorResponse(validationToAppError(error, path));
+      }
+      if (code === "PARSE") {
+        // Elysia wraps what the body reader throws (413, 415, bad JSON) in a ParseError.
+        const cause = (error as Error).cause;
+        return errorResponse(cause instanceof AppError ? cause : invalid("The request body is not valid JSON."));
+      }
+      const requestId = crypto.randomUUID();
+      log.error("request failed", { requestId, method: request.method, path, error: String((error as Error)?.stack ?? error) });
+      return errorResponse(internalError(requestId));
+    })
+    .get("/v1/healthz", () => ({ status: "ok" as const }), {
+      response: { 200: S.HealthResponse },
+      detail: { summary: "Liveness probe (no storage call)", tags: ["probes"] },
+    })
+    .get(
+      "/v1/readyz",
+      async ({ status }) => {
+        if (!isAccepting()) return status(503, { status: "not_ready" as const, reason: "the server is starting or draining" });
+        const readiness = await store.readiness();
+        if (!readiness.ready) return status(503, { status: "not_ready" as const, reason: readiness.reason });
+        return { status: "ready" as const };
+      },
+      {
+        response: { 200: S.ReadyResponse, 503: S.NotReadyResponse },
+        detail: { summary: "Readiness probe: storage answers and migrations are current", tags: ["probes"] },
+      },
+    )
+    .post(
+      "/v1/register",
+      ({ body, request, server, status }) =>
+        cairn.register(body.email, clientIp(request, server, config.trustProxy)).then((r) => status(201, r)),
+      {
+        body: S.RegisterRequest,
+        response: { 201: S.RegisterResponse, 403: S.ErrorBody, 400: S.ErrorBody, 413: S.ErrorBody, 415: S.ErrorBody, 429: S.ErrorBody },
+        detail: { summary: "Register and receive an API key (shown once)", tags: ["contributor"] },
+      },
+    )
+    .get(
+      "/v1/public/posts/:post_id",
+      ({ params, set }) =>
+        cairn.publicNote(params.post_id).then((note) => {
+          set.headers["cache-control"] = "public, max-age=60";
+          return note;
+        }),
+      {
+        params: S.IdParams,
+        response: { 200: S.Note, 400: S.ErrorBody, 404: S.ErrorBody },
+        detail: { summary: "One note by exact id, no key", tags: ["public"] },
+      },
+    )
+    .post(
+      "/v1/web/events",
+      ({ body, request, server, status }) =>
+        cairn.webEvent(clientIp(request, server, config.trustProxy), body.event, body.post_id).then((r) => status(202, r)),
+      {
+        body: S.WebEventRequest,
+        response: { 202: S.WebEventResponse, 400: S.ErrorBody, 413: S.ErrorBody, 415: S.ErrorBody, 429: S.ErrorBody },
+        detail: { summary: "Count a page event (daily counters only)", tags: ["public"] },
+      },
+    )
+    .use(keyed);
+}

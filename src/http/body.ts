@@ -1,0 +1,55 @@
+// Request bodies: JSON only, read as a stream and refused once past the limit,
+// so an oversized body is never held in memory whole.
+import { AppError, invalid } from "../core/errors.ts";
+import { LIMITS } from "../core/limits.ts";
+
+export const tooLarge = (limit: number) =>
+  new AppError(
+    "payload_too_large",
+    `The request body is over the limit of ${limit} bytes (${Math.round(limit / 1024)} KiB). Send a smaller body.`,
+  );
+
+const unsupported = () =>
+  new AppError("unsupported_media_type", "Send the body as JSON with the header `Content-Type: application/json`.");
+
+export function bodyLimitFor(path: string): number {
+  return path === "/v1/web/events" ? LIMITS.webEventBytes : LIMITS.requestBytes;
+}
+
+/** Rejects a declared Content-Length over the limit before anything is read. */
+export function checkDeclaredLength(request: Request, limit: number): void {
+  const declared = request.headers.get("content-length");
+  if (declared !== null && Number(declared) > limit) throw tooLarge(limit);
+}
+
+export function isJsonType(contentType: string | null): boolean {
+  if (!contentType) return false;
+  const type = contentType.split(";")[0].trim().toLowerCase();
+  return type === "application/json" || (type.startsWith("application/") && type.endsWith("+json"));
+}
+
+export async function readJsonBody(request: Request, limit: number): Promise<unknown> {
+  checkDeclaredLength(request, limit);
+  if (!request.body) return undefined;
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = request.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge(limit);
+    }
+    chunks.push(value);
+  }
+  if (size === 0) return undefined;
+  if (!isJsonType(request.headers.get("content-type"))) throw unsupported();
+  const text = new TextDecoder("utf-8", { fatal: false }).decode(Buffer.concat(chunks));
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw invalid("The request body is not valid JSON. Send one JSON object, e.g. {\"title\": \"…\", \"body\": \"…\"}.");
+  }
+}

@@ -1,0 +1,49 @@
+// The one place where Cairn's errors become HTTP responses.
+import { AppError, type ErrorCode } from "../core/errors.ts";
+
+export const STATUS: Record<ErrorCode, number> = {
+  invalid_request: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  duplicate_post: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  internal_error: 500,
+  unavailable: 503,
+};
+
+const JSON_TYPE = "application/json";
+
+export function errorBody(code: ErrorCode, message: string) {
+  return { error: { code, message } };
+}
+
+export function errorResponse(error: AppError): Response {
+  const headers: Record<string, string> = { "content-type": JSON_TYPE };
+  if (error.code === "unauthorized") headers["www-authenticate"] = 'Bearer realm="cairn"';
+  if (error.code === "rate_limited" && error.retryAfter !== undefined) headers["retry-after"] = String(error.retryAfter);
+  return new Response(JSON.stringify(errorBody(error.code, error.message)), { status: STATUS[error.code], headers });
+}
+
+export const routeNotFound = () =>
+  new AppError("not_found", "No such route. The API lives under /v1; see /v1/openapi.json for every route and method.");
+
+export const internalError = (requestId: string) =>
+  new AppError(
+    "internal_error",
+    `Something went wrong on the server (request id ${requestId}). It has been logged; retry later, or report the request id to the operator.`,
+  );
+
+/** Turns one TypeBox validation failure into a sentence naming the field and the rule. */
+export function describeValidation(path: string, message: string, value: unknown, schemaType?: string): string {
+  const field = path.replace(/^\//, "").replaceAll("/", ".");
+  if (field === "") {
+    if (value === undefined || value === null) return "The request needs a JSON object body.";
+    return "The request body must be a JSON object.";
+  }
+  if (value === undefined) return `\`${field}\` is required.`;
+  if (schemaType) return `\`${field}\` must be ${schemaType}.`;
+  return `\`${field}\` is invalid: ${message}.`;
+}

@@ -1,0 +1,128 @@
+// TypeBox schemas of every request and response: validation, types and the
+// OpenAPI document come from these. Length rules live in src/core/limits.ts
+// (they count code points after trimming); the schemas state them for readers.
+import { t } from "elysia";
+import { LIMITS } from "../core/limits.ts";
+
+const Timestamp = t.String({ format: "date-time", description: "ISO 8601 UTC with milliseconds" });
+const NoteId = t.String({ format: "uuid", description: "Note id (UUID v7)" });
+
+export const ErrorBody = t.Object(
+  {
+    error: t.Object({
+      code: t.String({ description: "snake_case error code" }),
+      message: t.String({ description: "What to do next" }),
+    }),
+  },
+  { description: "Every error has this shape" },
+);
+
+/** A request body: unknown fields are ignored, so newer clients never break an older server. */
+const RequestBody = <P extends Parameters<typeof t.Object>[0]>(properties: P) =>
+  t.Object(properties, { additionalProperties: true });
+
+export const IdParams = t.Object({ post_id: t.String({ description: "Note id (UUID)" }) });
+
+export const RegisterRequest = RequestBody({
+  email: t.String({ description: `E-mail address, ${LIMITS.emailMin} to ${LIMITS.emailMax} characters after trimming` }),
+});
+
+export const RegisterResponse = t.Object({
+  contributor_no: t.Integer(),
+  api_key: t.String({ description: "Shown once; keep it secret" }),
+  created_at: Timestamp,
+});
+
+export const NoteRequest = RequestBody({
+  title: t.String({ description: `1 to ${LIMITS.titleMax} characters after trimming` }),
+  body: t.String({ description: `1 to ${LIMITS.bodyMax} characters after trimming` }),
+  tags: t.Optional(
+    t.Array(t.String(), {
+      description: `At most ${LIMITS.tagsMax} tags, each 1 to ${LIMITS.tagMax} characters matching ^[a-z0-9][a-z0-9._+#-]*$ after lower-casing; duplicates removed`,
+    }),
+  ),
+});
+
+const noteFields = {
+  id: NoteId,
+  contributor_no: t.Integer(),
+  title: t.String(),
+  body: t.String(),
+  tags: t.Array(t.String()),
+  score: t.Integer({ description: "Net score: ups minus downs" }),
+  comment_count: t.Integer(),
+  created_at: Timestamp,
+};
+
+export const Note = t.Object(noteFields);
+
+export const SearchResult = t.Object({
+  ...noteFields,
+  body: t.String({ description: `Snipped at a word boundary to at most SNIP_CHARS (default 400) characters` }),
+  body_truncated: t.Boolean(),
+});
+
+export const SearchRequest = t.Object(
+  { query: t.String({ description: `1 to ${LIMITS.queryMax} characters; any characters are safe and treated as words` }) },
+  { additionalProperties: false },
+);
+
+export const SearchResponse = t.Object({ query: t.String(), results: t.Array(SearchResult) });
+
+export const MeResponse = t.Object({
+  contributor_no: t.Integer(),
+  created_at: Timestamp,
+  post_count: t.Integer(),
+  last_posted_at: t.Union([Timestamp, t.Null()]),
+  recent_posts: t.Array(t.Object({ title: t.String(), created_at: Timestamp })),
+  search: t.Object({ available: t.Boolean(), note: t.String() }),
+});
+
+const Comment = t.Object({ contributor_no: t.Integer(), body: t.String(), created_at: Timestamp });
+
+export const CommentsResponse = t.Object({ post_id: NoteId, count: t.Integer(), comments: t.Array(Comment) });
+
+export const CommentRequest = RequestBody({ body: t.String({ description: `1 to ${LIMITS.commentMax} characters after trimming` }) });
+
+export const CommentResponse = t.Object({
+  post_id: NoteId,
+  contributor_no: t.Integer(),
+  body: t.String(),
+  created_at: Timestamp,
+  comment_count: t.Integer({ description: "The note's fresh comment count" }),
+});
+
+export const VoteRequest = RequestBody({
+  vote: t.Union([t.Literal("up"), t.Literal("down"), t.Literal("none")], { description: "`none` withdraws your vote" }),
+});
+
+export const VoteResponse = t.Object({
+  post_id: NoteId,
+  your_vote: t.Union([t.Literal("up"), t.Literal("down"), t.Literal("none")]),
+  score: t.Integer(),
+});
+
+export const DeleteResponse = t.Object({ deleted: t.Literal(true), id: NoteId });
+
+export const WebEventRequest = RequestBody({
+  event: t.String({ description: "page_view, copy_link or copy_command" }),
+  post_id: t.Optional(t.String({ description: "Note id (UUID)" })),
+  path: t.Optional(t.String()),
+});
+
+export const WebEventResponse = t.Object({ accepted: t.Literal(true) });
+
+export const HealthResponse = t.Object({ status: t.Literal("ok") });
+export const ReadyResponse = t.Object({ status: t.Literal("ready") });
+export const NotReadyResponse = t.Object({ status: t.Literal("not_ready"), reason: t.String() });
+
+/** Error responses shared by every keyed route. */
+export const keyedErrors = {
+  400: ErrorBody,
+  401: ErrorBody,
+  413: ErrorBody,
+  415: ErrorBody,
+  429: ErrorBody,
+  500: ErrorBody,
+  503: ErrorBody,
+};

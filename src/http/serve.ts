@@ -1,0 +1,78 @@
+// `cairn serve`: open the store, apply migrations, listen; drain on SIGTERM/SIGINT.
+import { ConfigError, loadConfig } from "../config.ts";
+import { Cairn } from "../core/service.ts";
+import { SqliteStore } from "../store/sqlite/store.ts";
+import { createApp } from "./app.ts";
+import { createLogger } from "./log.ts";
+
+const DRAIN_TIMEOUT_MS = 10_000;
+
+const HELP = `cairn serve — run the Cairn server
+
+Settings come from the environment (see README): PORT (8080), HOST (127.0.0.1),
+DATA_DIR (./data), REGISTRATION (open|closed), SEARCH_RESULTS, SNIP_CHARS,
+TRUST_PROXY, LOG_LEVEL, DURABILITY (normal|full) and the *_PER_HOUR breakers.
+Flags mirror the most common ones: --port N, --host H, --data-dir D.
+`;
+
+function applyFlags(args: string[], env: Record<string, string | undefined>): Record<string, string | undefined> {
+  const names: Record<string, string> = { "--port": "PORT", "--host": "HOST", "--data-dir": "DATA_DIR" };
+  const out = { ...env };
+  for (let i = 0; i < args.length; i++) {
+    const [flag, inline] = args[i].split(/=(.*)/s, 2);
+    const name = names[flag];
+    if (!name) throw new ConfigError(`unknown flag ${args[i]} (see cairn serve --help)`);
+    const value = inline ?? args[++i];
+    if (value === undefined) throw new ConfigError(`${flag} needs a value`);
+    out[name] = value;
+  }
+  return out;
+}
+
+export async function runServe(args: string[]): Promise<number> {
+  if (args.includes("--help") || args.includes("-h")) {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  let config;
+  try {
+    config = loadConfig(applyFlags(args, process.env));
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(`cairn serve: ${error.message}`);
+      return 2;
+    }
+    throw error;
+  }
+  const log = createLogger(config.logLevel);
+  let accepting = false;
+
+  const store = new SqliteStore({ dataDir: config.dataDir, durability: config.durability });
+  await store.migrate();
+  const cairn = new Cairn(store, config);
+  const app = createApp({ cairn, store, config, log, isAccepting: () => accepting });
+  app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: 16 * 1024 * 1024 });
+  const server = app.server!;
+  accepting = true;
+  log.info("listening", { url: `http://${server.hostname}:${server.port}`, dataDir: config.dataDir });
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    accepting = false;
+    log.info("draining", { signal });
+    const drained = server.stop(false);
+    const timedOut = await Promise.race([drained.then(() => false), Bun.sleep(DRAIN_TIMEOUT_MS).then(() => true)]);
+    if (timedOut) {
+      log.warn("drain timed out; closing remaining connections", { timeoutMs: DRAIN_TIMEOUT_MS });
+      await server.stop(true);
+    }
+    await store.close();
+    log.info("stopped");
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void shutdown("SIGTERM"));
+  process.on("SIGINT", () => void shutdown("SIGINT"));
+  return -1; // keep running
+}

@@ -1,0 +1,345 @@
+// The SQLite engine: one file in DATA_DIR, WAL mode, foreign keys on.
+// bun:sqlite is synchronous, so each method's transaction runs to completion
+// before another request's code runs; BEGIN IMMEDIATE orders writers across
+// processes (the server and `cairn admin`).
+import { Database } from "bun:sqlite";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { and, count, desc, eq, sql } from "drizzle-orm";
+import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
+import type {
+  CommentRecord,
+  Counts,
+  DeleteOutcome,
+  NewNote,
+  NoteRecord,
+  Readiness,
+  SearchPlan,
+  Store,
+  VoteOutcome,
+  VoteValue,
+  WebEventCount,
+} from "../types.ts";
+import { migrations } from "./migrations.ts";
+import * as schema from "./schema.ts";
+import { comments, contributors, posts, votes, webEventCounts } from "./schema.ts";
+
+const MIGRATIONS_TABLE = "__drizzle_migrations";
+
+export interface SqliteOptions {
+  dataDir: string;
+  durability?: "normal" | "full";
+  /** Open without creating the file (admin verbs on a missing directory fail loudly). */
+  mustExist?: boolean;
+}
+
+export function databasePath(dataDir: string): string {
+  return join(dataDir, "cairn.db");
+}
+
+const noteColumns = {
+  pk: posts.pk,
+  id: posts.id,
+  contributorNo: posts.contributorNo,
+  title: posts.title,
+  body: posts.body,
+  tags: posts.tags,
+  score: posts.score,
+  commentCount: posts.commentCount,
+  createdAt: posts.createdAt,
+};
+
+type NoteRow = { [K in keyof typeof noteColumns]: (typeof noteColumns)[K]["_"]["data"] };
+
+function toNote(row: NoteRow): NoteRecord {
+  return {
+    id: row.id,
+    contributorNo: row.contributorNo,
+    title: row.title,
+    body: row.body,
+    tags: JSON.parse(row.tags) as string[],
+    score: row.score,
+    commentCount: row.commentCount,
+    createdAt: row.createdAt,
+  };
+}
+
+export class SqliteStore implements Store {
+  readonly sqlite: Database;
+  private readonly db: BunSQLiteDatabase<typeof schema>;
+  private prepared?: ReturnType<SqliteStore["prepare"]>;
+
+  constructor(options: SqliteOptions) {
+    if (!options.mustExist) mkdirSync(options.dataDir, { recursive: true });
+    this.sqlite = new Database(databasePath(options.dataDir), { create: !options.mustExist, strict: true });
+    this.sqlite.exec("PRAGMA busy_timeout = 5000");
+    this.sqlite.exec("PRAGMA journal_mode = WAL");
+    this.sqlite.exec(`PRAGMA synchronous = ${options.durability === "full" ? "FULL" : "NORMAL"}`);
+    this.sqlite.exec("PRAGMA foreign_keys = ON");
+    this.sqlite.exec("PRAGMA temp_store = MEMORY");
+    this.sqlite.exec("PRAGMA cache_size = -32000");
+    this.db = drizzle(this.sqlite, { schema });
+  }
+
+  /** Hot statements, prepared once on first use (after migrations have run). */
+  private get statements() {
+    return (this.prepared ??= this.prepare());
+  }
+
+  private prepare() {
+    const db = this.db;
+    const id = sql.placeholder("id");
+    return {
+      keyCandidates: db
+        .select({ contributorNo: contributors.contributorNo, keyDigest: contributors.keyDigest, active: contributors.active })
+        .from(contributors)
+        .where(eq(contributors.keyPrefix, sql.placeholder("prefix")))
+        .prepare(),
+      noteById: db.select(noteColumns).from(posts).where(eq(posts.id, id)).prepare(),
+      notePk: db.select({ pk: posts.pk, contributorNo: posts.contributorNo }).from(posts).where(eq(posts.id, id)).prepare(),
+    };
+  }
+
+  private immediate<T>(work: () => T): T {
+    return this.sqlite.transaction(work).immediate();
+  }
+
+  async migrate(): Promise<void> {
+    this.sqlite.exec(
+      `CREATE TABLE IF NOT EXISTS ${MIGRATIONS_TABLE} (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at numeric)`,
+    );
+    this.immediate(() => {
+      // Read inside the write lock so two processes never apply the same step.
+      const last = this.sqlite
+        .query<{ created_at: number }, []>(`SELECT created_at FROM ${MIGRATIONS_TABLE} ORDER BY created_at DESC LIMIT 1`)
+        .get();
+      for (const migration of migrations) {
+        if (last && Number(last.created_at) >= migration.createdAt) continue;
+        for (const statement of migration.statements) this.sqlite.exec(statement);
+        this.sqlite
+          .query(`INSERT INTO ${MIGRATIONS_TABLE} (hash, created_at) VALUES (?, ?)`)
+          .run(migration.hash, migration.createdAt);
+      }
+    });
+  }
+
+  async readiness(): Promise<Readiness> {
+    try {
+      const last = this.sqlite
+        .query<{ created_at: number }, []>(`SELECT created_at FROM ${MIGRATIONS_TABLE} ORDER BY created_at DESC LIMIT 1`)
+        .get();
+      const newest = migrations[migrations.length - 1];
+      if (!last || Number(last.created_at) < newest.createdAt) return { ready: false, reason: "database migrations are not current" };
+      return { ready: true };
+    } catch (error) {
+      return { ready: false, reason: "storage is not answering" };
+    }
+  }
+
+  async close(): Promise<void> {
+    try {
+      this.sqlite.exec("PRAGMA optimize");
+    } catch {
+      // closing matters more than the optimiser hint
+    }
+    this.sqlite.close();
+  }
+
+  async createContributor(input: { email: string; keyPrefix: string; keyDigest: Uint8Array; createdAt: number }) {
+    const row = this.db
+      .insert(contributors)
+      .values({
+        email: input.email,
+        keyPrefix: input.keyPrefix,
+        keyDigest: Buffer.from(input.keyDigest),
+        createdAt: input.createdAt,
+      })
+      .returning({ contributorNo: contributors.contributorNo, createdAt: contributors.createdAt })
+      .get();
+    return row;
+  }
+
+  async keyCandidates(prefix: string) {
+    return this.statements.keyCandidates.all({ prefix });
+  }
+
+  async setActive(contributorNo: number, active: boolean): Promise<boolean> {
+    const result = this.db
+      .update(contributors)
+      .set({ active })
+      .where(eq(contributors.contributorNo, contributorNo))
+      .run();
+    return result.changes > 0;
+  }
+
+  async contributorSummary(contributorNo: number, recentLimit: number) {
+    const contributor = this.db
+      .select({ contributorNo: contributors.contributorNo, createdAt: contributors.createdAt })
+      .from(contributors)
+      .where(eq(contributors.contributorNo, contributorNo))
+      .get();
+    if (!contributor) return null;
+    const [{ postCount }] = this.db
+      .select({ postCount: count() })
+      .from(posts)
+      .where(eq(posts.contributorNo, contributorNo))
+      .all();
+    const recentPosts = this.db
+      .select({ title: posts.title, createdAt: posts.createdAt })
+      .from(posts)
+      .where(eq(posts.contributorNo, contributorNo))
+      .orderBy(desc(posts.pk))
+      .limit(recentLimit)
+      .all();
+    return { ...contributor, postCount, recentPosts };
+  }
+
+  async createNote(note: NewNote, isDuplicate: (latest: { title: string; body: string; tags: string[] }) => boolean) {
+    return this.immediate((): NoteRecord | "duplicate" => {
+      const latest = this.db
+        .select({ title: posts.title, body: posts.body, tags: posts.tags })
+        .from(posts)
+        .where(eq(posts.contributorNo, note.contributorNo))
+        .orderBy(desc(posts.pk))
+        .limit(1)
+        .get();
+      if (latest && isDuplicate({ ...latest, tags: JSON.parse(latest.tags) })) return "duplicate";
+      const row = this.db
+        .insert(posts)
+        .values({ ...note, tags: JSON.stringify(note.tags) })
+        .returning(noteColumns)
+        .get();
+      return toNote(row);
+    });
+  }
+
+  async getNote(id: string): Promise<NoteRecord | null> {
+    const row = this.statements.noteById.get({ id });
+    return row ? toNote(row) : null;
+  }
+
+  async deleteNote(id: string, contributorNo: number): Promise<DeleteOutcome> {
+    return this.immediate((): DeleteOutcome => {
+      const note = this.statements.notePk.get({ id });
+      if (!note) return "missing";
+      if (note.contributorNo !== contributorNo) return "not_author";
+      // Comments and votes go by ON DELETE CASCADE, the search entry by trigger.
+      this.db.delete(posts).where(eq(posts.pk, note.pk)).run();
+      return "deleted";
+    });
+  }
+
+  async listComments(noteId: string): Promise<CommentRecord[] | null> {
+    const note = this.statements.notePk.get({ id: noteId });
+    if (!note) return null;
+    return this.db
+      .select({ contributorNo: comments.contributorNo, body: comments.body, createdAt: comments.createdAt })
+      .from(comments)
+      .where(eq(comments.postPk, note.pk))
+      .orderBy(comments.pk)
+      .all();
+  }
+
+  async addComment(noteId: string, comment: { contributorNo: number; body: string; createdAt: number }) {
+    return this.immediate(() => {
+      const note = this.statements.notePk.get({ id: noteId });
+      if (!note) return null;
+      this.db
+        .insert(comments)
+        .values({ postPk: note.pk, ...comment })
+        .run();
+      const { commentCount } = this.db
+        .update(posts)
+        .set({ commentCount: sql`${posts.commentCount} + 1` })
+        .where(eq(posts.pk, note.pk))
+        .returning({ commentCount: posts.commentCount })
+        .get()!;
+      return { comment, commentCount };
+    });
+  }
+
+  async setVote(noteId: string, contributorNo: number, value: VoteValue, at: number): Promise<VoteOutcome> {
+    return this.immediate((): VoteOutcome => {
+      const note = this.statements.notePk.get({ id: noteId });
+      if (!note) return { kind: "missing" };
+      if (note.contributorNo === contributorNo) return { kind: "own_note" };
+      const where = and(eq(votes.postPk, note.pk), eq(votes.contributorNo, contributorNo));
+      const previous = (this.db.select({ value: votes.value }).from(votes).where(where).get()?.value ?? 0) as VoteValue;
+      if (value === 0) {
+        if (previous !== 0) this.db.delete(votes).where(where).run();
+      } else if (previous === 0) {
+        this.db.insert(votes).values({ postPk: note.pk, contributorNo, value, createdAt: at }).run();
+      } else if (previous !== value) {
+        this.db.update(votes).set({ value, createdAt: at }).where(where).run();
+      }
+      const delta = value - previous;
+      const { score } =
+        delta === 0
+          ? this.db.select({ score: posts.score }).from(posts).where(eq(posts.pk, note.pk)).get()!
+          : this.db
+              .update(posts)
+              .set({ score: sql`${posts.score} + ${delta}` })
+              .where(eq(posts.pk, note.pk))
+              .returning({ score: posts.score })
+              .get()!;
+      return { kind: "ok", score, value };
+    });
+  }
+
+  async search(plan: SearchPlan): Promise<NoteRecord[]> {
+    const found: NoteRecord[] = [];
+    const seen = new Set<string>();
+    const [title, tags, body] = plan.weights;
+    for (const expression of plan.expressions) {
+      if (found.length >= plan.limit) break;
+      const rows = this.sqlite
+        .query<NoteRow & { tags: string }, [string, number]>(
+          `SELECT p.pk, p.id, p.contributor_no AS contributorNo, p.title, p.body, p.tags, p.score,
+                  p.comment_count AS commentCount, p.created_at AS createdAt
+             FROM posts_fts f JOIN posts p ON p.pk = f.rowid
+            WHERE posts_fts MATCH ?1
+            ORDER BY bm25(posts_fts, ${title}, ${tags}, ${body}), p.score DESC, p.created_at DESC
+            LIMIT ?2`,
+        )
+        .all(expression, plan.limit + seen.size);
+      for (const row of rows) {
+        if (found.length >= plan.limit) break;
+        if (seen.has(row.id)) continue;
+        seen.add(row.id);
+        found.push(toNote(row));
+      }
+    }
+    return found;
+  }
+
+  async countWebEvent(day: string, event: string, postId: string | null): Promise<void> {
+    this.db
+      .insert(webEventCounts)
+      .values({ day, event, postId: postId ?? "", count: 1 })
+      .onConflictDoUpdate({
+        target: [webEventCounts.day, webEventCounts.event, webEventCounts.postId],
+        set: { count: sql`${webEventCounts.count} + 1` },
+      })
+      .run();
+  }
+
+  async webEventCounts(): Promise<WebEventCount[]> {
+    return this.db
+      .select()
+      .from(webEventCounts)
+      .orderBy(webEventCounts.day, webEventCounts.event, webEventCounts.postId)
+      .all()
+      .map((row) => ({ ...row, postId: row.postId === "" ? null : row.postId }));
+  }
+
+  async counts(): Promise<Counts> {
+    const one = (query: string) => (this.sqlite.query<{ n: number }, []>(query).get()?.n ?? 0) as number;
+    return {
+      contributors: one("SELECT count(*) AS n FROM contributors"),
+      activeContributors: one("SELECT count(*) AS n FROM contributors WHERE active = 1"),
+      notes: one("SELECT count(*) AS n FROM posts"),
+      comments: one("SELECT count(*) AS n FROM comments"),
+      votes: one("SELECT count(*) AS n FROM votes"),
+    };
+  }
+}

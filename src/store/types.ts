@@ -1,0 +1,121 @@
+// The storage interface. src/store/sqlite implements it on bun:sqlite; a second
+// engine (PostgreSQL, say) implements the same methods. Every method is async
+// so that a networked engine fits; times are epoch milliseconds.
+
+export interface NoteRecord {
+  id: string;
+  contributorNo: number;
+  title: string;
+  body: string;
+  tags: string[];
+  score: number;
+  commentCount: number;
+  createdAt: number;
+}
+
+export interface CommentRecord {
+  contributorNo: number;
+  body: string;
+  createdAt: number;
+}
+
+export interface KeyCandidate {
+  contributorNo: number;
+  keyDigest: Uint8Array;
+  active: boolean;
+}
+
+export interface ContributorSummary {
+  contributorNo: number;
+  createdAt: number;
+  postCount: number;
+  recentPosts: { title: string; createdAt: number }[];
+}
+
+export interface NewNote {
+  id: string;
+  contributorNo: number;
+  title: string;
+  body: string;
+  tags: string[];
+  createdAt: number;
+}
+
+/** -1 down, 1 up, 0 no vote. */
+export type VoteValue = -1 | 0 | 1;
+
+export type VoteOutcome =
+  | { kind: "ok"; score: number; value: VoteValue }
+  | { kind: "missing" }
+  | { kind: "own_note" };
+
+export type DeleteOutcome = "deleted" | "missing" | "not_author";
+
+export interface SearchPlan {
+  /** FTS5 match expressions, tried in order until `limit` results are gathered. */
+  expressions: string[];
+  /** Column weights for bm25(): title, tags, body. */
+  weights: [number, number, number];
+  limit: number;
+}
+
+export interface Counts {
+  contributors: number;
+  activeContributors: number;
+  notes: number;
+  comments: number;
+  votes: number;
+}
+
+export interface WebEventCount {
+  day: string;
+  event: string;
+  postId: string | null;
+  count: number;
+}
+
+export type Readiness = { ready: true } | { ready: false; reason: string };
+
+export interface Store {
+  /** Applies pending migrations. Safe to call from several processes at once. */
+  migrate(): Promise<void>;
+  readiness(): Promise<Readiness>;
+  close(): Promise<void>;
+
+  createContributor(input: { email: string; keyPrefix: string; keyDigest: Uint8Array; createdAt: number }): Promise<{
+    contributorNo: number;
+    createdAt: number;
+  }>;
+  /** Every contributor whose key shares this prefix (collisions are possible). */
+  keyCandidates(prefix: string): Promise<KeyCandidate[]>;
+  /** Returns false when no such contributor exists. */
+  setActive(contributorNo: number, active: boolean): Promise<boolean>;
+  contributorSummary(contributorNo: number, recentLimit: number): Promise<ContributorSummary | null>;
+
+  /**
+   * Inserts the note unless `isDuplicate` says it repeats the author's latest
+   * existing note; the check and the insert are one atomic step.
+   */
+  createNote(
+    note: NewNote,
+    isDuplicate: (latest: { title: string; body: string; tags: string[] }) => boolean,
+  ): Promise<NoteRecord | "duplicate">;
+  getNote(id: string): Promise<NoteRecord | null>;
+  /** Hard delete with comments, votes and the search entry, in one transaction. */
+  deleteNote(id: string, contributorNo: number): Promise<DeleteOutcome>;
+
+  listComments(noteId: string): Promise<CommentRecord[] | null>;
+  addComment(
+    noteId: string,
+    comment: { contributorNo: number; body: string; createdAt: number },
+  ): Promise<{ comment: CommentRecord; commentCount: number } | null>;
+
+  /** Sets (or with 0 withdraws) a contributor's vote and returns the fresh net score. */
+  setVote(noteId: string, contributorNo: number, value: VoteValue, at: number): Promise<VoteOutcome>;
+
+  search(plan: SearchPlan): Promise<NoteRecord[]>;
+
+  countWebEvent(day: string, event: string, postId: string | null): Promise<void>;
+  webEventCounts(): Promise<WebEventCount[]>;
+  counts(): Promise<Counts>;
+}

@@ -1,0 +1,364 @@
+// The thin client (dist/cairn), run as a separate process against a live server.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { BINARY, call, startServer, tempDir, type RunningServer } from "./helpers/server.ts";
+
+let server: RunningServer;
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+interface RunOptions {
+  /** XDG_CONFIG_HOME for this run (default: a fresh empty directory). */
+  xdg?: string;
+  env?: Record<string, string>;
+  /** Bytes piped to stdin; without it stdin is /dev/null. */
+  stdin?: string;
+}
+
+async function cairn(args: string[], options: RunOptions = {}): Promise<Run> {
+  const env: Record<string, string | undefined> = { ...process.env };
+  for (const name of ["CAIRN_URL", "CAIRN_API_KEY", "CAIRN_TIMEOUT_MS"]) delete env[name];
+  Object.assign(env, { XDG_CONFIG_HOME: options.xdg ?? tempDir("cairn-cli-"), CAIRN_URL: server.url }, options.env);
+  const child = Bun.spawn([BINARY, ...args], {
+    env,
+    stdin: options.stdin === undefined ? "ignore" : new TextEncoder().encode(options.stdin),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(child.stdout).text(),
+    new Response(child.stderr).text(),
+    child.exited,
+  ]);
+  return { code, stdout, stderr };
+}
+
+const configFile = (xdg: string) => join(xdg, "cairn", "config.json");
+const mode = (path: string) => statSync(path).mode & 0o777;
+const json = (run: Run) => JSON.parse(run.stdout);
+const UNKNOWN_ID = "0192f3c4-5d6e-7f80-9a1b-2c3d4e5f6a7b";
+
+// Two contributors: A (registered through the CLI) writes notes, B votes on them.
+let xdgA: string;
+let keyA: string;
+let xdgB: string;
+let keyB: string;
+let noteId: string;
+
+beforeAll(async () => {
+  server = await startServer({ binary: true });
+});
+
+afterAll(async () => {
+  await server?.stop();
+});
+
+describe("register", () => {
+  test("prints the server's answer and writes the config file (0600 in a 0700 directory)", async () => {
+    xdgA = tempDir("cairn-cli-a-");
+    const run = await cairn(["register", "a@example.com"], { xdg: xdgA });
+    expect(run.code).toBe(0);
+    expect(run.stdout.endsWith("}\n")).toBe(true);
+    const answer = json(run);
+    expect(answer.api_key).toStartWith("cairn_");
+    expect(typeof answer.contributor_no).toBe("number");
+    keyA = answer.api_key;
+
+    const path = configFile(xdgA);
+    expect(mode(path)).toBe(0o600);
+    expect(mode(join(xdgA, "cairn"))).toBe(0o700);
+    expect(JSON.parse(readFileSync(path, "utf8"))).toEqual({ url: server.url, api_key: keyA });
+  });
+
+  test("keeps other keys of an existing config file and makes it 0600", async () => {
+    xdgB = tempDir("cairn-cli-b-");
+    mkdirSync(join(xdgB, "cairn"), { recursive: true });
+    writeFileSync(configFile(xdgB), JSON.stringify({ url: "http://127.0.0.1:9", theme: "dark" }));
+    chmodSync(configFile(xdgB), 0o644);
+    // --url wins over CAIRN_URL and the config file; flags may follow the argument.
+    const run = await cairn(["register", "b@example.com", "--url", `${server.url}/`], {
+      xdg: xdgB,
+      env: { CAIRN_URL: "http://127.0.0.1:9" },
+    });
+    expect(run.code).toBe(0);
+    keyB = json(run).api_key;
+    expect(mode(configFile(xdgB))).toBe(0o600);
+    // The trailing slash is stripped before the URL is saved.
+    expect(JSON.parse(readFileSync(configFile(xdgB), "utf8"))).toEqual({ url: server.url, theme: "dark", api_key: keyB });
+  });
+
+  test("later verbs use the url and key from the config file", async () => {
+    const run = await cairn(["me"], { xdg: xdgB, env: { CAIRN_URL: "" } });
+    expect(run.code).toBe(0);
+    expect(json(run).contributor_no).toBe(JSON.parse((await call(server.url, "GET", "/v1/me", { key: keyB })).text).contributor_no);
+  });
+
+  test("an invalid e-mail is the server's 400, exit 1", async () => {
+    const run = await cairn(["register", "nope"]);
+    expect(run.code).toBe(1);
+    expect(json(run).error.code).toBe("invalid_request");
+  });
+});
+
+describe("post", () => {
+  test("built from flags: --title, --body, --tag, --tags, --flag=value", async () => {
+    const run = await cairn(["post", "--title", "SQLite WAL", "--body=needs shared memory", "--tag", "SQLite", "--tags", "docker,wal"], { xdg: xdgA });
+    expect(run.code).toBe(0);
+    const note = json(run);
+    expect(note).toMatchObject({ title: "SQLite WAL", body: "needs shared memory", tags: ["sqlite", "docker", "wal"] });
+    noteId = note.id;
+  });
+
+  test("--body-file reads the text from a file", async () => {
+    const dir = tempDir("cairn-cli-file-");
+    writeFileSync(join(dir, "note.md"), "line one\nline two");
+    const run = await cairn(["post", "--body-file", join(dir, "note.md"), "--title", "From a file"], { xdg: xdgA });
+    expect(run.code).toBe(0);
+    expect(json(run).body).toBe("line one\nline two");
+  });
+
+  test("--body-file - reads the text from stdin", async () => {
+    const run = await cairn(["post", "--title", "From stdin text", "--body-file", "-"], { xdg: xdgA, stdin: "piped text" });
+    expect(run.code).toBe(0);
+    expect(json(run).body).toBe("piped text");
+  });
+
+  test("--json is forwarded unchanged, an unknown extra field included", async () => {
+    const body = '{"title": "Via --json", "body": "b", "tags": ["x"], "some_future_field": {"a": 1}}';
+    const run = await cairn(["post", "--json", body], { xdg: xdgA });
+    expect(run.code).toBe(0);
+    expect(json(run)).toMatchObject({ title: "Via --json", tags: ["x"] });
+  });
+
+  test("a body on stdin is forwarded unchanged, an unknown extra field included", async () => {
+    const run = await cairn(["post"], { xdg: xdgA, stdin: '{"title":"Via stdin","body":"b","extra":true}\n' });
+    expect(run.code).toBe(0);
+    expect(json(run).title).toBe("Via stdin");
+  });
+
+  test("the same note again is the server's 409, exit 1, the error JSON on stdout", async () => {
+    const run = await cairn(["post"], { xdg: xdgA, stdin: '{"title":"Via stdin","body":"b","extra":true}' });
+    expect(run.code).toBe(1);
+    expect(json(run).error.code).toBe("duplicate_post");
+  });
+
+  test("a body that is not valid JSON reaches the server as is: 400, exit 1", async () => {
+    const run = await cairn(["post", "--json", "{not json"], { xdg: xdgA });
+    expect(run.code).toBe(1);
+    expect(json(run).error.code).toBe("invalid_request");
+  });
+});
+
+describe("stdout is the server's body byte for byte, plus one newline", () => {
+  test("get = GET /v1/posts/{id}", async () => {
+    const run = await cairn(["get", noteId], { xdg: xdgA });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe(`${(await call(server.url, "GET", `/v1/posts/${noteId}`, { key: keyA })).text}\n`);
+  });
+
+  test("me = GET /v1/me", async () => {
+    const run = await cairn(["me"], { xdg: xdgA });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe(`${(await call(server.url, "GET", "/v1/me", { key: keyA })).text}\n`);
+  });
+
+  test("public = GET /v1/public/posts/{id}, without any key configured", async () => {
+    const run = await cairn(["public", noteId]);
+    expect(run.code).toBe(0);
+    const direct = await call(server.url, "GET", `/v1/public/posts/${noteId}`, { headers: { accept: "application/json" } });
+    expect(run.stdout).toBe(`${direct.text}\n`);
+    expect(json(run).id).toBe(noteId);
+  });
+
+  test("an unknown id: 404, exit 1, the error JSON as the server sent it", async () => {
+    const run = await cairn(["get", UNKNOWN_ID], { xdg: xdgA });
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe(`${(await call(server.url, "GET", `/v1/posts/${UNKNOWN_ID}`, { key: keyA })).text}\n`);
+    expect(json(run).error.code).toBe("not_found");
+  });
+
+  test("a malformed id is sent (URL-encoded) and answered 400 by the server, exit 1", async () => {
+    const run = await cairn(["get", "not a/uuid"], { xdg: xdgA });
+    expect(run.code).toBe(1);
+    expect(json(run).error.code).toBe("invalid_request");
+  });
+});
+
+describe("comments", () => {
+  test("comment --body, comment on stdin, comment --json; comments lists them", async () => {
+    expect((await cairn(["comment", noteId, "--body", "first"], { xdg: xdgB })).code).toBe(0);
+    const piped = await cairn(["comment", noteId], { xdg: xdgA, stdin: '{"body":"second","extra":1}' });
+    expect(piped.code).toBe(0);
+    expect(json(piped)).toMatchObject({ post_id: noteId, body: "second", comment_count: 2 });
+    expect((await cairn(["comment", "--json", '{"body":"third"}', noteId], { xdg: xdgB })).code).toBe(0);
+
+    const run = await cairn(["comments", noteId], { xdg: xdgB });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe(`${(await call(server.url, "GET", `/v1/posts/${noteId}/comments`, { key: keyB })).text}\n`);
+    expect(json(run).comments.map((comment: { body: string }) => comment.body)).toEqual(["first", "second", "third"]);
+  });
+});
+
+describe("vote", () => {
+  test("up, down, none on another's note", async () => {
+    for (const [direction, score] of [["up", 1], ["down", -1], ["none", 0]] as const) {
+      const run = await cairn(["vote", noteId, direction], { xdg: xdgB });
+      expect(run.code).toBe(0);
+      expect(json(run)).toEqual({ post_id: noteId, your_vote: direction, score });
+    }
+  });
+
+  test("the body on stdin when the direction is omitted", async () => {
+    const run = await cairn(["vote", noteId], { xdg: xdgB, stdin: '{"vote":"up"}' });
+    expect(run.code).toBe(0);
+    expect(json(run).your_vote).toBe("up");
+  });
+
+  test("one's own note: the server's 403, exit 1", async () => {
+    const run = await cairn(["vote", noteId, "up"], { xdg: xdgA });
+    expect(run.code).toBe(1);
+    expect(json(run).error.code).toBe("forbidden");
+  });
+
+  test("another direction is a usage error, nothing sent", async () => {
+    const run = await cairn(["vote", noteId, "sideways"], { xdg: xdgB });
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe("");
+    expect(run.stderr).toContain("up, down or none");
+  });
+});
+
+describe("search", () => {
+  test("words are joined into the query", async () => {
+    const run = await cairn(["search", "sqlite", "wal"], { xdg: xdgB });
+    expect(run.code).toBe(0);
+    const answer = json(run);
+    expect(answer.query).toBe("sqlite wal");
+    expect(Array.isArray(answer.results)).toBe(true);
+  });
+
+  test("--json is forwarded unchanged: an extra field reaches the server, which refuses it (400, exit 1)", async () => {
+    const run = await cairn(["search", "--json", '{"query":"sqlite","limit":50}'], { xdg: xdgB });
+    expect(run.code).toBe(1);
+    expect(json(run).error.code).toBe("invalid_request");
+  });
+
+  test("the body on stdin", async () => {
+    const run = await cairn(["search"], { xdg: xdgB, stdin: '{"query":"docker"}' });
+    expect(run.code).toBe(0);
+    expect(json(run).query).toBe("docker");
+  });
+});
+
+describe("delete", () => {
+  test("another's note: 403, exit 1; one's own: 200, exit 0; then get is 404, exit 1", async () => {
+    const refused = await cairn(["delete", noteId], { xdg: xdgB });
+    expect(refused.code).toBe(1);
+    expect(json(refused).error.code).toBe("forbidden");
+
+    const run = await cairn(["delete", noteId], { xdg: xdgA });
+    expect(run.code).toBe(0);
+    expect(json(run)).toEqual({ deleted: true, id: noteId });
+
+    expect((await cairn(["get", noteId], { xdg: xdgA })).code).toBe(1);
+  });
+});
+
+describe("keys", () => {
+  test("CAIRN_API_KEY is used when set", async () => {
+    const run = await cairn(["me"], { env: { CAIRN_API_KEY: keyB } });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe(`${(await call(server.url, "GET", "/v1/me", { key: keyB })).text}\n`);
+  });
+
+  test("without a key the request is still sent: the server's 401, exit 1", async () => {
+    const run = await cairn(["me"]);
+    expect(run.code).toBe(1);
+    expect(json(run).error.code).toBe("unauthorized");
+  });
+});
+
+describe("exit code 3: the server cannot be reached", () => {
+  test("a closed port", async () => {
+    const run = await cairn(["get", UNKNOWN_ID], { env: { CAIRN_URL: "http://127.0.0.1:9" } });
+    expect(run.code).toBe(3);
+    expect(run.stdout).toBe("");
+    expect(run.stderr).toContain("http://127.0.0.1:9");
+    expect(run.stderr.trim().split("\n")).toHaveLength(1);
+  });
+});
+
+describe("exit code 2: usage errors, nothing sent, nothing on stdout", () => {
+  const cases: [string, string[], string?][] = [
+    ["unknown verb", ["frobnicate"]],
+    ["missing argument", ["get"]],
+    ["extra argument", ["me", "extra"]],
+    ["unknown flag", ["me", "--nope"]],
+    ["a flag the verb does not take", ["get", UNKNOWN_ID, "--title", "x"]],
+    ["a flag without its value", ["post", "--title"]],
+    ["unreadable --body-file", ["comment", UNKNOWN_ID, "--body-file", "/nonexistent/cairn-file"]],
+    ["invalid vote direction", ["vote", UNKNOWN_ID, "maybe"]],
+    ["post without a body (stdin empty)", ["post"]],
+    ["post with --title only", ["post", "--title", "t"]],
+    ["--json together with building flags", ["post", "--json", "{}", "--title", "t", "--body", "b"]],
+    ["a --url that is not a URL", ["me", "--url", "not a url"]],
+  ];
+  for (const [name, args] of cases) {
+    test(name, async () => {
+      const run = await cairn(args);
+      expect(run.code).toBe(2);
+      expect(run.stdout).toBe("");
+      expect(run.stderr).toStartWith("cairn: ");
+    });
+  }
+
+  test("no arguments: the overall help on stderr", async () => {
+    const run = await cairn([]);
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe("");
+    expect(run.stderr).toContain("usage: cairn <verb>");
+  });
+});
+
+describe("help and version", () => {
+  const VERB_NAMES = ["register", "me", "post", "get", "comments", "comment", "vote", "delete", "search", "public"];
+
+  for (const args of [["--help"], ["help"], ["-h"]]) {
+    test(`cairn ${args.join(" ")}`, async () => {
+      const run = await cairn(args);
+      expect(run.code).toBe(0);
+      for (const verb of [...VERB_NAMES, "serve", "admin", "CAIRN_URL", "CAIRN_API_KEY", "config.json", "Exit codes"]) {
+        expect(run.stdout).toContain(verb);
+      }
+    });
+  }
+
+  for (const verb of VERB_NAMES) {
+    test(`cairn ${verb} --help`, async () => {
+      const run = await cairn([verb, "--help"], { env: { CAIRN_URL: "http://127.0.0.1:9" } });
+      expect(run.code).toBe(0);
+      expect(run.stdout).toStartWith(`usage: cairn ${verb}`);
+      expect(run.stdout).toContain("Sends: ");
+      expect(run.stdout).toContain(`cairn ${verb}`);
+      expect(run.stderr).toBe("");
+    });
+  }
+
+  test("cairn help <verb> is the verb's help", async () => {
+    const run = await cairn(["help", "vote"]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toStartWith("usage: cairn vote");
+  });
+
+  test("--version", async () => {
+    const run = await cairn(["--version"]);
+    expect(run.code).toBe(0);
+    const { version } = JSON.parse(readFileSync(join(import.meta.dir, "../package.json"), "utf8"));
+    expect(run.stdout).toBe(`cairn ${version}\n`);
+  });
+});
