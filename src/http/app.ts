@@ -179,11 +179,11 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
     )
     .get(
       "/v1/public/posts/:post_id",
-      ({ params, set }) =>
-        cairn.publicNote(params.post_id).then((note) => {
-          set.headers["cache-control"] = "public, max-age=60";
-          return note;
-        }),
+      async ({ params, set }) => {
+        const note = await cairn.publicNote(params.post_id);
+        set.headers["cache-control"] = "public, max-age=60";
+        return note;
+      },
       {
         params: S.IdParams,
         response: { 200: S.Note, 400: S.ErrorBody, 404: S.ErrorBody },

@@ -25,6 +25,8 @@ import * as schema from "./schema.ts";
 import { comments, contributors, posts, votes, webEventCounts } from "./schema.ts";
 
 const MIGRATIONS_TABLE = "__drizzle_migrations";
+/** How many bm25 candidates per result slot are joined for tie-breaking. */
+const SEARCH_CANDIDATES_FACTOR = 3;
 
 export interface SqliteOptions {
   dataDir: string;
@@ -164,12 +166,13 @@ export class SqliteStore implements Store {
   }
 
   async setActive(contributorNo: number, active: boolean): Promise<boolean> {
-    const result = this.db
+    const updated = this.db
       .update(contributors)
       .set({ active })
       .where(eq(contributors.contributorNo, contributorNo))
-      .run();
-    return result.changes > 0;
+      .returning({ contributorNo: contributors.contributorNo })
+      .all();
+    return updated.length > 0;
   }
 
   async contributorSummary(contributorNo: number, recentLimit: number) {
@@ -290,19 +293,19 @@ export class SqliteStore implements Store {
     const found: NoteRecord[] = [];
     const seen = new Set<string>();
     const [title, tags, body] = plan.weights;
+    // Rank inside FTS5 alone (no join per match), then join only the best
+    // candidates and break bm25 ties among them by net score, then recency.
+    const query = this.sqlite.query<NoteRow, [string, number]>(
+      `SELECT p.pk, p.id, p.contributor_no AS contributorNo, p.title, p.body, p.tags, p.score,
+              p.comment_count AS commentCount, p.created_at AS createdAt
+         FROM (SELECT rowid, bm25(posts_fts, ${title}, ${tags}, ${body}) AS rank
+                 FROM posts_fts WHERE posts_fts MATCH ?1 ORDER BY rank LIMIT ?2) AS best
+         JOIN posts p ON p.pk = best.rowid
+        ORDER BY best.rank, p.score DESC, p.created_at DESC`,
+    );
     for (const expression of plan.expressions) {
       if (found.length >= plan.limit) break;
-      const rows = this.sqlite
-        .query<NoteRow & { tags: string }, [string, number]>(
-          `SELECT p.pk, p.id, p.contributor_no AS contributorNo, p.title, p.body, p.tags, p.score,
-                  p.comment_count AS commentCount, p.created_at AS createdAt
-             FROM posts_fts f JOIN posts p ON p.pk = f.rowid
-            WHERE posts_fts MATCH ?1
-            ORDER BY bm25(posts_fts, ${title}, ${tags}, ${body}), p.score DESC, p.created_at DESC
-            LIMIT ?2`,
-        )
-        .all(expression, plan.limit + seen.size);
-      for (const row of rows) {
+      for (const row of query.all(expression, plan.limit * SEARCH_CANDIDATES_FACTOR + seen.size)) {
         if (found.length >= plan.limit) break;
         if (seen.has(row.id)) continue;
         seen.add(row.id);

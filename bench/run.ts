@@ -1,0 +1,116 @@
+// HTTP figures with wrk, side by side with a bare Bun.serve answering a fixed
+// 600-byte JSON (the practical ceiling of this machine in the same run).
+//   bun run build && bun bench/run.ts [--notes 100000] [--duration 10] [--connections 50]
+// Needs wrk (Debian: apt-get install wrk).
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const args = Object.fromEntries(
+  process.argv.slice(2).reduce<[string, string][]>((pairs, arg, i, all) => {
+    if (arg.startsWith("--")) pairs.push([arg.slice(2), all[i + 1]]);
+    return pairs;
+  }, []),
+);
+const notes = Number(args.notes ?? 100_000);
+const duration = Number(args.duration ?? 10);
+const connections = Number(args.connections ?? 50);
+const root = join(import.meta.dir, "..");
+const binary = join(root, "dist/cairn");
+if (!existsSync(binary)) throw new Error("build first: bun run build");
+
+const work = mkdtempSync(join(tmpdir(), "cairn-bench-"));
+const dataDir = join(work, "data");
+const seed = Bun.spawnSync([process.execPath, join(root, "bench/seed.ts"), "--dir", dataDir, "--notes", String(notes), "--contributors", "5000"], {
+  stdout: "inherit",
+  stderr: "inherit",
+});
+if (seed.exitCode !== 0) throw new Error("seeding failed");
+const { keys, ids } = JSON.parse(readFileSync(join(dataDir, "keys.json"), "utf8")) as { keys: string[]; ids: string[] };
+
+const payload = JSON.stringify({ id: "0".repeat(36), title: "x".repeat(100), body: "y".repeat(400), tags: ["a"], n: 1 }).slice(0, 600);
+const baseline = Bun.spawn([process.execPath, "-e", `Bun.serve({ port: 18700, hostname: "127.0.0.1", fetch: () => new Response(${JSON.stringify(payload)}, { headers: { "content-type": "application/json" } }) }); console.log("up")`], { stdout: "pipe" });
+
+const startedAt = performance.now();
+const server = Bun.spawn([binary, "serve"], {
+  env: { ...process.env, PORT: "18701", HOST: "127.0.0.1", DATA_DIR: dataDir, LOG_LEVEL: "warn", POSTS_PER_HOUR: "0", SEARCHES_PER_HOUR: "0", VOTES_PER_HOUR: "0", COMMENTS_PER_HOUR: "0" },
+  stdout: "ignore",
+  stderr: "inherit",
+});
+for (;;) {
+  try {
+    if ((await fetch("http://127.0.0.1:18701/v1/readyz")).ok) break;
+  } catch {}
+  await Bun.sleep(5);
+}
+const startupMs = performance.now() - startedAt;
+await Bun.sleep(300);
+
+interface Figures { rps: number; p50: number; p99: number; non2xx: number }
+function parseWrk(out: string): Figures {
+  const ms = (s: string) => (s.endsWith("us") ? parseFloat(s) / 1000 : s.endsWith("ms") ? parseFloat(s) : parseFloat(s) * 1000);
+  const pct = (p: string) => ms(out.match(new RegExp(`\\s${p}%\\s+(\\S+)`))?.[1] ?? "0");
+  return {
+    rps: parseFloat(out.match(/Requests\/sec:\s+([\d.]+)/)?.[1] ?? "0"),
+    p50: pct("50"),
+    p99: pct("99"),
+    non2xx: parseInt(out.match(/Non-2xx or 3xx responses:\s+(\d+)/)?.[1] ?? "0"),
+  };
+}
+function wrk(url: string, script?: string, c = connections): Figures {
+  const argv = ["wrk", "-t2", `-c${c}`, `-d${duration}s`, "--latency"];
+  if (script) {
+    const file = join(work, `s${Math.random().toString(36).slice(2)}.lua`);
+    writeFileSync(file, script);
+    argv.push("-s", file);
+  }
+  argv.push(url);
+  const out = Bun.spawnSync(argv).stdout.toString();
+  return parseWrk(out);
+}
+const lua = (s: string) => JSON.stringify(s);
+const keyList = `local keys = {${keys.slice(0, 2000).map(lua).join(",")}}`;
+const idList = `local ids = {${ids.map(lua).join(",")}}`;
+const QUERIES = ["sqlite deadlock", "wal checkpoint", "memory leak", "rust borrow checker", "tokio runtime panic", "git rebase conflict",
+  "postgres replication slot", "kubernetes pod", "tls certificate proxy", "connection pooler", "typescript bundler", "vacuum bloat",
+  "systemd unit", "file descriptor", "epoll", "cgroup namespace", "async await", "heap profile", "retry backoff timeout", "index btree",
+  "query planner", "foreign key constraint", "transaction isolation", "snapshot", "pip wheel", "webpack module", "cherry pick", "ssh agent",
+  "logical slot", "partition sharding", "journal", "socket activation", "ulimit", "io_uring", "container image registry", "cache eviction",
+  "flamegraph latency", "throughput", "migration schema", "column", "error handling result", "option unwrap", "virtualenv", "dependency resolver",
+  "esbuild", "stash worktree", "submodule signing", "gpg", "pgbouncer", "kernel"];
+
+const results: [string, Figures, string][] = [];
+const ceiling = wrk("http://127.0.0.1:18700/");
+results.push(["bare Bun.serve 600-byte JSON (ceiling)", ceiling, ""]);
+
+const getNote = wrk(
+  "http://127.0.0.1:18701/",
+  `${keyList}\n${idList}\nlocal n = 0\nrequest = function()\n n = n + 1\n return wrk.format("GET", "/v1/posts/" .. ids[(n % #ids) + 1], {["Authorization"] = "Bearer " .. keys[(n % #keys) + 1]})\nend`,
+);
+results.push(["GET /v1/posts/{id} (valid key)", getNote, `${((getNote.rps / ceiling.rps) * 100).toFixed(0)}% of ceiling`]);
+
+const search = wrk(
+  "http://127.0.0.1:18701/",
+  `${keyList}\nlocal q = {${QUERIES.map((q) => lua(JSON.stringify({ query: q }))).join(",")}}\nlocal n = 0\nrequest = function()\n n = n + 1\n return wrk.format("POST", "/v1/search", {["Authorization"] = "Bearer " .. keys[(n % #keys) + 1], ["Content-Type"] = "application/json"}, q[(n % #q) + 1])\nend`,
+);
+results.push(["POST /v1/search (50 queries)", search, ""]);
+
+const create = wrk(
+  "http://127.0.0.1:18701/",
+  `${keyList}\nlocal n = 0\nrequest = function()\n n = n + 1\n return wrk.format("POST", "/v1/posts", {["Authorization"] = "Bearer " .. keys[(n % #keys) + 1], ["Content-Type"] = "application/json"}, '{"title":"bench note ' .. n .. '","body":"a body of words about sqlite and wal mode, number ' .. n .. '","tags":["bench"]}')\nend`,
+);
+results.push(["POST /v1/posts (distinct contributors)", create, "notes/s = req/s (201s)"]);
+
+const rss = Number(readFileSync(`/proc/${server.pid}/status`, "utf8").match(/VmRSS:\s+(\d+)/)?.[1] ?? 0) / 1024;
+server.kill("SIGTERM");
+baseline.kill();
+await server.exited;
+const dbBytes = statSync(join(dataDir, "cairn.db")).size;
+
+console.log(`\nCairn HTTP bench: ${notes} notes, wrk -t2 -c${connections} -d${duration}s, ${new Date().toISOString()}`);
+console.log("| scenario | req/s | p50 ms | p99 ms | non-2xx | note |\n|---|---|---|---|---|---|");
+for (const [name, f, note] of results) {
+  console.log(`| ${name} | ${f.rps.toFixed(0)} | ${f.p50.toFixed(2)} | ${f.p99.toFixed(2)} | ${f.non2xx} | ${note} |`);
+}
+console.log(`\nstart-up to ready: ${startupMs.toFixed(0)} ms; server RSS after run: ${rss.toFixed(0)} MB; database file: ${(dbBytes / 1e6).toFixed(0)} MB`);
+rmSync(work, { recursive: true, force: true });
