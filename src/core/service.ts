@@ -14,7 +14,12 @@ export const RECENT_POSTS = 5;
 export const WEB_EVENTS = ["page_view", "copy_link", "copy_command"] as const;
 export type WebEvent = (typeof WEB_EVENTS)[number];
 
-const sameTags = (a: string[], b: string[]) => a.length === b.length && a.every((tag, i) => tag === b[i]);
+/** Tags are compared as a set: the same tags in another order repeat the note. */
+const sameTags = (a: string[], b: string[]) => {
+  if (a.length !== b.length) return false;
+  const set = new Set(a);
+  return b.every((tag) => set.has(tag));
+};
 
 export class Cairn {
   readonly breakers: Breakers;

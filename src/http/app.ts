@@ -9,6 +9,7 @@ import { bodyLimitFor, checkDeclaredLength, readJsonBody } from "./body.ts";
 import { errorResponse, internalError, routeNotFound } from "./errors.ts";
 import type { Logger } from "./log.ts";
 import * as S from "./schemas.ts";
+import { NOTE_PAGE_CSP, notePage, wantsHtml } from "../web/note-page.ts";
 
 export interface AppDeps {
   cairn: Cairn;
@@ -70,7 +71,8 @@ export function clientIp(request: Request, server: { requestIP(r: Request): { ad
 
 export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
   const keyed = new Elysia({ name: "keyed", normalize: false })
-    .resolve({ as: "scoped" }, async ({ request }) => ({
+    // derive runs before schema validation: an anonymous caller gets 401, never a validation hint.
+    .derive({ as: "scoped" }, async ({ request }) => ({
       contributorNo: await cairn.authenticate(request.headers.get("authorization")),
     }))
     .get("/v1/me", ({ contributorNo }) => cairn.me(contributorNo), {
@@ -179,10 +181,22 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
     )
     .get(
       "/v1/public/posts/:post_id",
-      async ({ params, set }) => {
+      // The HTML page is a plain Response beside the typed JSON answer.
+      async ({ params, request, set }): Promise<any> => {
         const note = await cairn.publicNote(params.post_id);
         set.headers["cache-control"] = "public, max-age=60";
-        return note;
+        set.headers.vary = "Accept";
+        if (!wantsHtml(request.headers.get("accept"))) return note;
+        return new Response(notePage(note), {
+          headers: {
+            "content-type": "text/html; charset=utf-8",
+            "cache-control": "public, max-age=60",
+            vary: "Accept",
+            "content-security-policy": NOTE_PAGE_CSP,
+            "x-content-type-options": "nosniff",
+            "referrer-policy": "no-referrer",
+          },
+        });
       },
       {
         params: S.IdParams,

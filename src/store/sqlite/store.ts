@@ -88,17 +88,98 @@ export class SqliteStore implements Store {
     return (this.prepared ??= this.prepare());
   }
 
+  // Every per-request query is prepared once: building a Drizzle query costs
+  // far more than running it on an indexed SQLite table.
   private prepare() {
     const db = this.db;
     const id = sql.placeholder("id");
+    const no = sql.placeholder("contributorNo");
+    const postPk = sql.placeholder("postPk");
+    const voteOf = and(eq(votes.postPk, postPk), eq(votes.contributorNo, no));
     return {
       keyCandidates: db
         .select({ contributorNo: contributors.contributorNo, keyDigest: contributors.keyDigest, active: contributors.active })
         .from(contributors)
         .where(eq(contributors.keyPrefix, sql.placeholder("prefix")))
         .prepare(),
+      insertContributor: db
+        .insert(contributors)
+        .values({
+          email: sql.placeholder("email"),
+          keyPrefix: sql.placeholder("keyPrefix"),
+          keyDigest: sql.placeholder("keyDigest"),
+          createdAt: sql.placeholder("createdAt"),
+        })
+        .returning({ contributorNo: contributors.contributorNo, createdAt: contributors.createdAt })
+        .prepare(),
+      contributor: db
+        .select({ contributorNo: contributors.contributorNo, createdAt: contributors.createdAt })
+        .from(contributors)
+        .where(eq(contributors.contributorNo, no))
+        .prepare(),
+      postCount: db.select({ postCount: count() }).from(posts).where(eq(posts.contributorNo, no)).prepare(),
+      recentPosts: db
+        .select({ title: posts.title, createdAt: posts.createdAt })
+        .from(posts)
+        .where(eq(posts.contributorNo, no))
+        .orderBy(desc(posts.pk))
+        .limit(sql.placeholder("limit"))
+        .prepare(),
+      latestNote: db
+        .select({ title: posts.title, body: posts.body, tags: posts.tags })
+        .from(posts)
+        .where(eq(posts.contributorNo, no))
+        .orderBy(desc(posts.pk))
+        .limit(1)
+        .prepare(),
+      insertNote: db
+        .insert(posts)
+        .values({
+          id,
+          contributorNo: no,
+          title: sql.placeholder("title"),
+          body: sql.placeholder("body"),
+          tags: sql.placeholder("tags"),
+          createdAt: sql.placeholder("createdAt"),
+        })
+        .returning(noteColumns)
+        .prepare(),
       noteById: db.select(noteColumns).from(posts).where(eq(posts.id, id)).prepare(),
       notePk: db.select({ pk: posts.pk, contributorNo: posts.contributorNo }).from(posts).where(eq(posts.id, id)).prepare(),
+      deleteNote: db.delete(posts).where(eq(posts.pk, postPk)).prepare(),
+      comments: db
+        .select({ contributorNo: comments.contributorNo, body: comments.body, createdAt: comments.createdAt })
+        .from(comments)
+        .where(eq(comments.postPk, postPk))
+        .orderBy(comments.pk)
+        .prepare(),
+      insertComment: db
+        .insert(comments)
+        .values({ postPk, contributorNo: no, body: sql.placeholder("body"), createdAt: sql.placeholder("createdAt") })
+        .prepare(),
+      bumpCommentCount: db
+        .update(posts)
+        .set({ commentCount: sql`${posts.commentCount} + 1` })
+        .where(eq(posts.pk, postPk))
+        .returning({ commentCount: posts.commentCount })
+        .prepare(),
+      vote: db.select({ value: votes.value }).from(votes).where(voteOf).prepare(),
+      deleteVote: db.delete(votes).where(voteOf).prepare(),
+      upsertVote: db
+        .insert(votes)
+        .values({ postPk, contributorNo: no, value: sql.placeholder("value"), createdAt: sql.placeholder("at") })
+        .onConflictDoUpdate({
+          target: [votes.postPk, votes.contributorNo],
+          set: { value: sql`excluded.value`, createdAt: sql`excluded.created_at` },
+        })
+        .prepare(),
+      addScore: db
+        .update(posts)
+        .set({ score: sql`${posts.score} + ${sql.placeholder("delta")}` })
+        .where(eq(posts.pk, postPk))
+        .returning({ score: posts.score })
+        .prepare(),
+      score: db.select({ score: posts.score }).from(posts).where(eq(posts.pk, postPk)).prepare(),
     };
   }
 
@@ -148,17 +229,7 @@ export class SqliteStore implements Store {
   }
 
   async createContributor(input: { email: string; keyPrefix: string; keyDigest: Uint8Array; createdAt: number }) {
-    const row = this.db
-      .insert(contributors)
-      .values({
-        email: input.email,
-        keyPrefix: input.keyPrefix,
-        keyDigest: Buffer.from(input.keyDigest),
-        createdAt: input.createdAt,
-      })
-      .returning({ contributorNo: contributors.contributorNo, createdAt: contributors.createdAt })
-      .get();
-    return row;
+    return this.statements.insertContributor.get({ ...input, keyDigest: Buffer.from(input.keyDigest) })!;
   }
 
   async keyCandidates(prefix: string) {
@@ -176,43 +247,21 @@ export class SqliteStore implements Store {
   }
 
   async contributorSummary(contributorNo: number, recentLimit: number) {
-    const contributor = this.db
-      .select({ contributorNo: contributors.contributorNo, createdAt: contributors.createdAt })
-      .from(contributors)
-      .where(eq(contributors.contributorNo, contributorNo))
-      .get();
+    const contributor = this.statements.contributor.get({ contributorNo });
     if (!contributor) return null;
-    const [{ postCount }] = this.db
-      .select({ postCount: count() })
-      .from(posts)
-      .where(eq(posts.contributorNo, contributorNo))
-      .all();
-    const recentPosts = this.db
-      .select({ title: posts.title, createdAt: posts.createdAt })
-      .from(posts)
-      .where(eq(posts.contributorNo, contributorNo))
-      .orderBy(desc(posts.pk))
-      .limit(recentLimit)
-      .all();
-    return { ...contributor, postCount, recentPosts };
+    // One read transaction, so the count and the list agree.
+    return this.sqlite.transaction(() => ({
+      ...contributor,
+      postCount: this.statements.postCount.get({ contributorNo })!.postCount,
+      recentPosts: this.statements.recentPosts.all({ contributorNo, limit: recentLimit }),
+    }))();
   }
 
   async createNote(note: NewNote, isDuplicate: (latest: { title: string; body: string; tags: string[] }) => boolean) {
     return this.immediate((): NoteRecord | "duplicate" => {
-      const latest = this.db
-        .select({ title: posts.title, body: posts.body, tags: posts.tags })
-        .from(posts)
-        .where(eq(posts.contributorNo, note.contributorNo))
-        .orderBy(desc(posts.pk))
-        .limit(1)
-        .get();
+      const latest = this.statements.latestNote.get({ contributorNo: note.contributorNo });
       if (latest && isDuplicate({ ...latest, tags: JSON.parse(latest.tags) })) return "duplicate";
-      const row = this.db
-        .insert(posts)
-        .values({ ...note, tags: JSON.stringify(note.tags) })
-        .returning(noteColumns)
-        .get();
-      return toNote(row);
+      return toNote(this.statements.insertNote.get({ ...note, tags: JSON.stringify(note.tags) })!);
     });
   }
 
@@ -227,7 +276,7 @@ export class SqliteStore implements Store {
       if (!note) return "missing";
       if (note.contributorNo !== contributorNo) return "not_author";
       // Comments and votes go by ON DELETE CASCADE, the search entry by trigger.
-      this.db.delete(posts).where(eq(posts.pk, note.pk)).run();
+      this.statements.deleteNote.run({ postPk: note.pk });
       return "deleted";
     });
   }
@@ -235,28 +284,15 @@ export class SqliteStore implements Store {
   async listComments(noteId: string): Promise<CommentRecord[] | null> {
     const note = this.statements.notePk.get({ id: noteId });
     if (!note) return null;
-    return this.db
-      .select({ contributorNo: comments.contributorNo, body: comments.body, createdAt: comments.createdAt })
-      .from(comments)
-      .where(eq(comments.postPk, note.pk))
-      .orderBy(comments.pk)
-      .all();
+    return this.statements.comments.all({ postPk: note.pk });
   }
 
   async addComment(noteId: string, comment: { contributorNo: number; body: string; createdAt: number }) {
     return this.immediate(() => {
       const note = this.statements.notePk.get({ id: noteId });
       if (!note) return null;
-      this.db
-        .insert(comments)
-        .values({ postPk: note.pk, ...comment })
-        .run();
-      const { commentCount } = this.db
-        .update(posts)
-        .set({ commentCount: sql`${posts.commentCount} + 1` })
-        .where(eq(posts.pk, note.pk))
-        .returning({ commentCount: posts.commentCount })
-        .get()!;
+      this.statements.insertComment.run({ postPk: note.pk, ...comment });
+      const { commentCount } = this.statements.bumpCommentCount.get({ postPk: note.pk })!;
       return { comment, commentCount };
     });
   }
@@ -266,25 +302,12 @@ export class SqliteStore implements Store {
       const note = this.statements.notePk.get({ id: noteId });
       if (!note) return { kind: "missing" };
       if (note.contributorNo === contributorNo) return { kind: "own_note" };
-      const where = and(eq(votes.postPk, note.pk), eq(votes.contributorNo, contributorNo));
-      const previous = (this.db.select({ value: votes.value }).from(votes).where(where).get()?.value ?? 0) as VoteValue;
-      if (value === 0) {
-        if (previous !== 0) this.db.delete(votes).where(where).run();
-      } else if (previous === 0) {
-        this.db.insert(votes).values({ postPk: note.pk, contributorNo, value, createdAt: at }).run();
-      } else if (previous !== value) {
-        this.db.update(votes).set({ value, createdAt: at }).where(where).run();
-      }
-      const delta = value - previous;
-      const { score } =
-        delta === 0
-          ? this.db.select({ score: posts.score }).from(posts).where(eq(posts.pk, note.pk)).get()!
-          : this.db
-              .update(posts)
-              .set({ score: sql`${posts.score} + ${delta}` })
-              .where(eq(posts.pk, note.pk))
-              .returning({ score: posts.score })
-              .get()!;
+      const key = { postPk: note.pk, contributorNo };
+      const previous = (this.statements.vote.get(key)?.value ?? 0) as VoteValue;
+      if (previous === value) return { kind: "ok", score: this.statements.score.get(key)!.score, value };
+      if (value === 0) this.statements.deleteVote.run(key);
+      else this.statements.upsertVote.run({ ...key, value, at });
+      const { score } = this.statements.addScore.get({ ...key, delta: value - previous })!;
       return { kind: "ok", score, value };
     });
   }
