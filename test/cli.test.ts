@@ -1,10 +1,18 @@
 // The thin client (dist/cairn), run as a separate process against a live server.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BINARY, call, startServer, tempDir, type RunningServer } from "./helpers/server.ts";
 
 let server: RunningServer;
+const dirs: string[] = [];
+
+/** A temporary directory removed after the suite. */
+function scratch(prefix: string): string {
+  const dir = tempDir(prefix);
+  dirs.push(dir);
+  return dir;
+}
 
 interface Run {
   code: number;
@@ -23,7 +31,7 @@ interface RunOptions {
 async function cairn(args: string[], options: RunOptions = {}): Promise<Run> {
   const env: Record<string, string | undefined> = { ...process.env };
   for (const name of ["CAIRN_URL", "CAIRN_API_KEY", "CAIRN_TIMEOUT_MS"]) delete env[name];
-  Object.assign(env, { XDG_CONFIG_HOME: options.xdg ?? tempDir("cairn-cli-"), CAIRN_URL: server.url }, options.env);
+  Object.assign(env, { XDG_CONFIG_HOME: options.xdg ?? scratch("cairn-cli-"), CAIRN_URL: server.url }, options.env);
   const child = Bun.spawn([BINARY, ...args], {
     env,
     stdin: options.stdin === undefined ? "ignore" : new TextEncoder().encode(options.stdin),
@@ -56,11 +64,12 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.stop();
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
 describe("register", () => {
   test("prints the server's answer and writes the config file (0600 in a 0700 directory)", async () => {
-    xdgA = tempDir("cairn-cli-a-");
+    xdgA = scratch("cairn-cli-a-");
     const run = await cairn(["register", "a@example.com"], { xdg: xdgA });
     expect(run.code).toBe(0);
     expect(run.stdout.endsWith("}\n")).toBe(true);
@@ -76,7 +85,7 @@ describe("register", () => {
   });
 
   test("keeps other keys of an existing config file and makes it 0600", async () => {
-    xdgB = tempDir("cairn-cli-b-");
+    xdgB = scratch("cairn-cli-b-");
     mkdirSync(join(xdgB, "cairn"), { recursive: true });
     writeFileSync(configFile(xdgB), JSON.stringify({ url: "http://127.0.0.1:9", theme: "dark" }));
     chmodSync(configFile(xdgB), 0o644);
@@ -115,7 +124,7 @@ describe("post", () => {
   });
 
   test("--body-file reads the text from a file", async () => {
-    const dir = tempDir("cairn-cli-file-");
+    const dir = scratch("cairn-cli-file-");
     writeFileSync(join(dir, "note.md"), "line one\nline two");
     const run = await cairn(["post", "--body-file", join(dir, "note.md"), "--title", "From a file"], { xdg: xdgA });
     expect(run.code).toBe(0);
