@@ -1,6 +1,7 @@
 // Routes: parse, call the core, map errors. Handlers stay short; the rules are
 // in src/core, the SQL in src/store.
 import { Elysia, ValidationError } from "elysia";
+import packageJson from "../../package.json";
 import type { Config } from "../config.ts";
 import { AppError, invalid } from "../core/errors.ts";
 import type { Cairn } from "../core/service.ts";
@@ -9,7 +10,12 @@ import { bodyLimitFor, checkDeclaredLength, readJsonBody } from "./body.ts";
 import { errorResponse, internalError, routeNotFound } from "./errors.ts";
 import type { Logger } from "./log.ts";
 import * as S from "./schemas.ts";
-import { NOTE_PAGE_CSP, notePage, wantsHtml } from "../web/note-page.ts";
+import { docsResponse } from "../web/docs-page.ts";
+import { landingResponse } from "../web/landing.ts";
+import { notePageResponse, wantsHtml } from "../web/note-page.ts";
+import { openApiDocument, type OpenApiDocument } from "./openapi.ts";
+
+export const VERSION: string = packageJson.version;
 
 export interface AppDeps {
   cairn: Cairn;
@@ -124,7 +130,7 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
 
   // normalize: false keeps unknown request fields for the schema to judge:
   // ignored everywhere (TypeBox allows them) except where a schema forbids them (search).
-  return new Elysia({ normalize: false })
+  const app = new Elysia({ normalize: false })
     .onRequest(({ request }) => {
       // Refuse a declared oversize body before routing or reading anything.
       if (request.method !== "GET" && request.method !== "HEAD") {
@@ -184,19 +190,10 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
       // The HTML page is a plain Response beside the typed JSON answer.
       async ({ params, request, set }): Promise<any> => {
         const note = await cairn.publicNote(params.post_id);
+        if (wantsHtml(request.headers.get("accept"))) return notePageResponse(note);
         set.headers["cache-control"] = "public, max-age=60";
         set.headers.vary = "Accept";
-        if (!wantsHtml(request.headers.get("accept"))) return note;
-        return new Response(notePage(note), {
-          headers: {
-            "content-type": "text/html; charset=utf-8",
-            "cache-control": "public, max-age=60",
-            vary: "Accept",
-            "content-security-policy": NOTE_PAGE_CSP,
-            "x-content-type-options": "nosniff",
-            "referrer-policy": "no-referrer",
-          },
-        });
+        return note;
       },
       {
         params: S.IdParams,
@@ -214,5 +211,21 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
         detail: { summary: "Count a page event (daily counters only)", tags: ["public"] },
       },
     )
+    .get("/", ({ request }): Response => landingResponse({ baseUrl: baseUrl(request), registrationOpen: config.registration === "open", version: VERSION }), {
+      detail: { summary: "Landing page (HTML): what this instance is, how to get the CLI and a key", tags: ["pages"] },
+    })
+    .get("/docs", (): Response => docsResponse(document()), {
+      detail: { summary: "API reference (HTML) rendered from the OpenAPI document", tags: ["pages"] },
+    })
+    .get("/v1/openapi.json", () => document(), {
+      detail: { summary: "This OpenAPI 3.1 document, generated from the route schemas", tags: ["pages"] },
+    })
+    // Last: the keyed plugin's derive (authentication) reaches the routes after it.
     .use(keyed);
+
+  // Built on first use, once every route is registered.
+  let cached: OpenApiDocument | undefined;
+  const document = (): OpenApiDocument => (cached ??= openApiDocument(app, { version: VERSION, baseUrl: config.publicBaseUrl }));
+  const baseUrl = (request: Request) => config.publicBaseUrl ?? new URL(request.url).origin;
+  return app;
 }

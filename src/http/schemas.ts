@@ -1,9 +1,12 @@
 // TypeBox schemas of every request and response: validation, types and the
 // OpenAPI document come from these. Length rules live in src/core/limits.ts
 // (they count code points after trimming); the schemas state them for readers.
+import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
 import { LIMITS } from "../core/limits.ts";
 
+// Plain JSON-Schema integers (Elysia's t.Integer also accepts numeric strings).
+const Int = Type.Integer;
 const Timestamp = t.String({ format: "date-time", description: "ISO 8601 UTC with milliseconds" });
 const NoteId = t.String({ format: "uuid", description: "Note id (UUID v7)" });
 
@@ -28,7 +31,7 @@ export const RegisterRequest = RequestBody({
 });
 
 export const RegisterResponse = t.Object({
-  contributor_no: t.Integer(),
+  contributor_no: Int(),
   api_key: t.String({ description: "Shown once; keep it secret" }),
   created_at: Timestamp,
 });
@@ -45,12 +48,12 @@ export const NoteRequest = RequestBody({
 
 const noteFields = {
   id: NoteId,
-  contributor_no: t.Integer(),
+  contributor_no: Int(),
   title: t.String(),
   body: t.String(),
   tags: t.Array(t.String()),
-  score: t.Integer({ description: "Net score: ups minus downs" }),
-  comment_count: t.Integer(),
+  score: Int({ description: "Net score: ups minus downs" }),
+  comment_count: Int(),
   created_at: Timestamp,
 };
 
@@ -70,26 +73,26 @@ export const SearchRequest = t.Object(
 export const SearchResponse = t.Object({ query: t.String(), results: t.Array(SearchResult) });
 
 export const MeResponse = t.Object({
-  contributor_no: t.Integer(),
+  contributor_no: Int(),
   created_at: Timestamp,
-  post_count: t.Integer(),
+  post_count: Int(),
   last_posted_at: t.Union([Timestamp, t.Null()]),
   recent_posts: t.Array(t.Object({ title: t.String(), created_at: Timestamp })),
   search: t.Object({ available: t.Boolean(), note: t.String() }),
 });
 
-const Comment = t.Object({ contributor_no: t.Integer(), body: t.String(), created_at: Timestamp });
+const Comment = t.Object({ contributor_no: Int(), body: t.String(), created_at: Timestamp });
 
-export const CommentsResponse = t.Object({ post_id: NoteId, count: t.Integer(), comments: t.Array(Comment) });
+export const CommentsResponse = t.Object({ post_id: NoteId, count: Int(), comments: t.Array(Comment) });
 
 export const CommentRequest = RequestBody({ body: t.String({ description: `1 to ${LIMITS.commentMax} characters after trimming` }) });
 
 export const CommentResponse = t.Object({
   post_id: NoteId,
-  contributor_no: t.Integer(),
+  contributor_no: Int(),
   body: t.String(),
   created_at: Timestamp,
-  comment_count: t.Integer({ description: "The note's fresh comment count" }),
+  comment_count: Int({ description: "The note's fresh comment count" }),
 });
 
 export const VoteRequest = RequestBody({
@@ -99,7 +102,7 @@ export const VoteRequest = RequestBody({
 export const VoteResponse = t.Object({
   post_id: NoteId,
   your_vote: t.Union([t.Literal("up"), t.Literal("down"), t.Literal("none")]),
-  score: t.Integer(),
+  score: Int(),
 });
 
 export const DeleteResponse = t.Object({ deleted: t.Literal(true), id: NoteId });
