@@ -2,7 +2,9 @@
 // also while the server runs (SQLite WAL; BEGIN IMMEDIATE orders the writers).
 // The server checks the active flag on every request, so a revoke takes effect
 // on the next request without any signal to the server.
-import { existsSync } from "node:fs";
+import { Database } from "bun:sqlite";
+import { copyFileSync, existsSync, mkdirSync, rmSync, statSync } from "node:fs";
+import { resolve } from "node:path";
 import { ConfigError, loadConfig } from "../config.ts";
 import { AppError } from "../core/errors.ts";
 import { Cairn } from "../core/service.ts";
@@ -14,6 +16,9 @@ const HELP = `cairn admin — operator verbs on the data directory (DATA_DIR, de
   cairn admin revoke N              refuse contributor N's key from the next request on
   cairn admin activate N            allow contributor N's key again
   cairn admin stats                 counts of contributors, notes, comments, votes and web events
+  cairn admin backup FILE           online, consistent copy of the database into FILE (new file)
+  cairn admin restore FILE          put a backup in place as DATA_DIR/cairn.db (DATA_DIR must hold no
+                                    database yet: restore into a new directory, then point the server at it)
 
 Flags: --data-dir D (overrides DATA_DIR). These verbs work while the server runs.
 Exit codes: 0 done, 1 failed (e.g. no such contributor), 2 usage error.
@@ -68,11 +73,12 @@ export async function runAdmin(args: string[]): Promise<number> {
     }
     throw error;
   }
-  const known = ["provision", "revoke", "activate", "stats"];
+  const known = ["provision", "revoke", "activate", "stats", "backup", "restore"];
   if (!known.includes(verb)) {
     console.error(`cairn admin: unknown verb "${verb}"\n\n${HELP}`);
     return 2;
   }
+  if (verb === "restore") return restore(rest[0], config.dataDir);
   if (verb !== "provision" && !existsSync(databasePath(config.dataDir))) {
     console.error(`cairn admin: no database at ${databasePath(config.dataDir)} (set DATA_DIR or --data-dir)`);
     return 1;
@@ -98,6 +104,15 @@ export async function runAdmin(args: string[]): Promise<number> {
         print({ contributor_no: number, active });
         return 0;
       }
+      case "backup": {
+        const file = rest[0];
+        if (!file) throw new UsageError("give the backup file: `cairn admin backup /var/backups/cairn-2026-11-22.db`");
+        if (existsSync(file)) throw new UsageError(`${file} exists already; backups never overwrite a file`);
+        const started = performance.now();
+        await store.backup(resolve(file));
+        print({ backup: resolve(file), bytes: statSync(file).size, ms: Math.round(performance.now() - started) });
+        return 0;
+      }
       case "stats": {
         print({ ...(await store.counts()), web_events: await store.webEventCounts() });
         return 0;
@@ -117,4 +132,37 @@ export async function runAdmin(args: string[]): Promise<number> {
   } finally {
     await store.close();
   }
+}
+
+/** Copies a backup into an empty data directory after checking it is a sound Cairn database. */
+function restore(file: string | undefined, dataDir: string): number {
+  if (!file) {
+    console.error("cairn admin: give the backup file: `cairn admin restore FILE --data-dir NEW_DIR`");
+    return 2;
+  }
+  if (!existsSync(file)) {
+    console.error(`cairn admin: no file ${file}`);
+    return 1;
+  }
+  const target = databasePath(dataDir);
+  if (existsSync(target)) {
+    console.error(`cairn admin: ${target} exists; restore into a new, empty data directory (never over a live database)`);
+    return 1;
+  }
+  const check = new Database(file, { readonly: true });
+  try {
+    const integrity = check.query<{ integrity_check: string }, []>("PRAGMA integrity_check").get()?.integrity_check;
+    const hasPosts = check.query("SELECT 1 FROM sqlite_master WHERE name = 'posts'").get();
+    if (integrity !== "ok" || !hasPosts) {
+      console.error(`cairn admin: ${file} is not a sound Cairn backup (integrity: ${integrity}, notes table: ${hasPosts ? "yes" : "no"})`);
+      return 1;
+    }
+  } finally {
+    check.close();
+  }
+  mkdirSync(dataDir, { recursive: true });
+  copyFileSync(file, target);
+  for (const suffix of ["-wal", "-shm"]) rmSync(target + suffix, { force: true });
+  print({ restored: resolve(target), from: resolve(file) });
+  return 0;
 }

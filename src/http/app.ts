@@ -154,6 +154,10 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
         const cause = (error as Error).cause;
         return errorResponse(cause instanceof AppError ? cause : invalid("The request body is not valid JSON."));
       }
+      if (store.isUnavailable(error)) {
+        log.warn("storage unavailable", { method: request.method, path, error: String((error as Error)?.message ?? error) });
+        return errorResponse(new AppError("unavailable", "Storage is busy or unreachable; retry shortly."));
+      }
       const requestId = crypto.randomUUID();
       log.error("request failed", { requestId, method: request.method, path, error: String((error as Error)?.stack ?? error) });
       return errorResponse(internalError(requestId));

@@ -114,6 +114,10 @@ export interface Store {
   setVote(noteId: string, contributorNo: number, value: VoteValue, at: number): Promise<VoteOutcome>;
 
   search(plan: SearchPlan): Promise<NoteRecord[]>;
+  /** An online, consistent copy of the whole database into a new file. */
+  backup(file: string): Promise<void>;
+  /** True when `error` means storage is unreachable or busy (answered 503, not 500). */
+  isUnavailable(error: unknown): boolean;
 
   countWebEvent(day: string, event: string, postId: string | null): Promise<void>;
   webEventCounts(): Promise<WebEventCount[]>;

@@ -21,12 +21,14 @@ import type {
   WebEventCount,
 } from "../types.ts";
 import { migrations } from "./migrations.ts";
+import { searchNotes } from "./search.ts";
 import * as schema from "./schema.ts";
 import { comments, contributors, posts, votes, webEventCounts } from "./schema.ts";
 
 const MIGRATIONS_TABLE = "__drizzle_migrations";
-/** How many bm25 candidates per result slot are joined for tie-breaking. */
-const SEARCH_CANDIDATES_FACTOR = 3;
+
+// Engine failures that mean "storage cannot answer now", not a bug.
+const UNAVAILABLE_CODES = ["SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_IOERR", "SQLITE_FULL", "SQLITE_CANTOPEN", "SQLITE_READONLY", "SQLITE_PROTOCOL"];
 
 export interface SqliteOptions {
   dataDir: string;
@@ -51,7 +53,7 @@ const noteColumns = {
   createdAt: posts.createdAt,
 };
 
-type NoteRow = { [K in keyof typeof noteColumns]: (typeof noteColumns)[K]["_"]["data"] };
+export type NoteRow = { [K in keyof typeof noteColumns]: (typeof noteColumns)[K]["_"]["data"] };
 
 function toNote(row: NoteRow): NoteRecord {
   return {
@@ -313,29 +315,17 @@ export class SqliteStore implements Store {
   }
 
   async search(plan: SearchPlan): Promise<NoteRecord[]> {
-    const found: NoteRecord[] = [];
-    const seen = new Set<string>();
-    const [title, tags, body] = plan.weights;
-    // Rank inside FTS5 alone (no join per match), then join only the best
-    // candidates and break bm25 ties among them by net score, then recency.
-    const query = this.sqlite.query<NoteRow, [string, number]>(
-      `SELECT p.pk, p.id, p.contributor_no AS contributorNo, p.title, p.body, p.tags, p.score,
-              p.comment_count AS commentCount, p.created_at AS createdAt
-         FROM (SELECT rowid, bm25(posts_fts, ${title}, ${tags}, ${body}) AS rank
-                 FROM posts_fts WHERE posts_fts MATCH ?1 ORDER BY rank LIMIT ?2) AS best
-         JOIN posts p ON p.pk = best.rowid
-        ORDER BY best.rank, p.score DESC, p.created_at DESC`,
-    );
-    for (const expression of plan.expressions) {
-      if (found.length >= plan.limit) break;
-      for (const row of query.all(expression, plan.limit * SEARCH_CANDIDATES_FACTOR + seen.size)) {
-        if (found.length >= plan.limit) break;
-        if (seen.has(row.id)) continue;
-        seen.add(row.id);
-        found.push(toNote(row));
-      }
-    }
-    return found;
+    return searchNotes(this.sqlite, plan).map(toNote);
+  }
+
+  isUnavailable(error: unknown): boolean {
+    const code = (error as { code?: unknown })?.code;
+    return typeof code === "string" && UNAVAILABLE_CODES.some((prefix) => code.startsWith(prefix));
+  }
+
+  /** An online, consistent copy of the database into `file` (must not exist). */
+  async backup(file: string): Promise<void> {
+    this.sqlite.query("VACUUM INTO ?").run(file);
   }
 
   async countWebEvent(day: string, event: string, postId: string | null): Promise<void> {
