@@ -15,6 +15,15 @@ import { landingResponse } from "../web/landing.ts";
 import { notePageResponse, wantsHtml } from "../web/note-page.ts";
 import { openApiDocument, type OpenApiDocument } from "./openapi.ts";
 
+interface RequestMeta {
+  id: string;
+  started: number;
+  status?: number;
+}
+
+/** A caller's (or proxy's) request id is kept only when it is short and plain. */
+const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{8,64}$/;
+
 export const VERSION: string = packageJson.version;
 
 export interface AppDeps {
@@ -130,38 +139,45 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
 
   // normalize: false keeps unknown request fields for the schema to judge:
   // ignored everywhere (TypeBox allows them) except where a schema forbids them (search).
+  const requests = new WeakMap<Request, RequestMeta>();
   const app = new Elysia({ normalize: false })
-    .onRequest(({ request }) => {
+    .onRequest(({ request, set }) => {
+      const incoming = request.headers.get("x-request-id");
+      const id = incoming && SAFE_REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
+      requests.set(request, { id, started: performance.now() });
+      set.headers["x-request-id"] = id;
       // Refuse a declared oversize body before routing or reading anything.
       if (request.method !== "GET" && request.method !== "HEAD") {
         const path = new URL(request.url).pathname;
         try {
           checkDeclaredLength(request, bodyLimitFor(path));
         } catch (error) {
+          // Answered before routing, so onAfterResponse never sees it: log here.
+          log.request({ requestId: id, method: request.method, route: "(refused before routing)", status: 413, ms: 0 });
           return errorResponse(error as AppError);
         }
       }
     })
     .onParse(({ request }) => readJsonBody(request, bodyLimitFor(new URL(request.url).pathname)))
     .onError(({ error, code, request, path }) => {
-      if (error instanceof AppError) return errorResponse(error);
-      if (code === "NOT_FOUND") return errorResponse(routeNotFound());
-      if (error instanceof ValidationError && error.type !== "response") {
-        return errorResponse(validationToAppError(error, path));
-      }
-      if (code === "PARSE") {
-        // Elysia wraps what the body reader throws (413, 415, bad JSON) in a ParseError.
-        const cause = (error as Error).cause;
-        return errorResponse(cause instanceof AppError ? cause : invalid("The request body is not valid JSON."));
-      }
-      if (store.isUnavailable(error)) {
-        log.warn("storage unavailable", { method: request.method, path, error: String((error as Error)?.message ?? error) });
-        return errorResponse(new AppError("unavailable", "Storage is busy or unreachable; retry shortly."));
-      }
-      const requestId = crypto.randomUUID();
-      log.error("request failed", { requestId, method: request.method, path, error: String((error as Error)?.stack ?? error) });
-      return errorResponse(internalError(requestId));
+      const meta = requests.get(request);
+      const response = errorFor(error, code, request, path, meta?.id ?? "unknown");
+      if (meta) meta.status = response.status;
+      return response;
     })
+    .onAfterResponse(({ request, route, set, responseValue }) => {
+      const meta = requests.get(request);
+      if (!meta) return;
+      const status = meta.status ?? (responseValue instanceof Response ? responseValue.status : Number(set.status ?? 200));
+      log.request({
+        requestId: meta.id,
+        method: request.method,
+        route: route || "(no route)",
+        status,
+        ms: Math.round((performance.now() - meta.started) * 100) / 100,
+      });
+    })
+
     .get("/v1/healthz", () => ({ status: "ok" as const }), {
       response: { 200: S.HealthResponse },
       detail: { summary: "Liveness probe (no storage call)", tags: ["probes"] },
@@ -226,6 +242,25 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
     })
     // Last: the keyed plugin's derive (authentication) reaches the routes after it.
     .use(keyed);
+
+  function errorFor(error: unknown, code: unknown, request: Request, path: string, requestId: string): Response {
+    if (error instanceof AppError) return errorResponse(error);
+    if (code === "NOT_FOUND") return errorResponse(routeNotFound());
+    if (error instanceof ValidationError && error.type !== "response") {
+      return errorResponse(validationToAppError(error, path));
+    }
+    if (code === "PARSE") {
+      // Elysia wraps what the body reader throws (413, 415, bad JSON) in a ParseError.
+      const cause = (error as Error).cause;
+      return errorResponse(cause instanceof AppError ? cause : invalid("The request body is not valid JSON."));
+    }
+    if (store.isUnavailable(error)) {
+      log.warn("storage unavailable", { method: request.method, path, error: String((error as Error)?.message ?? error) });
+      return errorResponse(new AppError("unavailable", "Storage is busy or unreachable; retry shortly."));
+    }
+    log.error("request failed", { requestId, method: request.method, path, error: String((error as Error)?.stack ?? error) });
+    return errorResponse(internalError(requestId));
+  }
 
   // Built on first use, once every route is registered.
   let cached: OpenApiDocument | undefined;

@@ -1,19 +1,53 @@
-// JSON-lines logger. Callers never pass keys, Authorization headers or e-mail
-// addresses; fields are chosen at the call site for that reason.
+// JSON-lines logger on stdout. Callers never pass keys, Authorization headers
+// or e-mail addresses; fields are chosen at each call site for that reason.
+// Request lines are buffered and flushed every 100 ms (or at 64 KiB) so a
+// busy server does not make one write per request; other lines flush the
+// buffer first, so order is kept.
 export type Level = "debug" | "info" | "warn" | "error";
 const ORDER: Record<Level | "silent", number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
+const FLUSH_MS = 100;
+const FLUSH_BYTES = 64 * 1024;
 
 export interface Logger {
   debug(msg: string, fields?: Record<string, unknown>): void;
   info(msg: string, fields?: Record<string, unknown>): void;
   warn(msg: string, fields?: Record<string, unknown>): void;
   error(msg: string, fields?: Record<string, unknown>): void;
+  /** One line per HTTP request (info level), buffered. */
+  request(fields: Record<string, unknown>): void;
+  flush(): void;
 }
 
-export function createLogger(level: Level | "silent", write: (line: string) => void = (line) => process.stdout.write(line)): Logger {
+export function createLogger(level: Level | "silent", write: (text: string) => void = (text) => process.stdout.write(text)): Logger {
+  let buffer = "";
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  const flush = () => {
+    if (timer) clearTimeout(timer);
+    timer = null;
+    if (buffer) {
+      const text = buffer;
+      buffer = "";
+      write(text);
+    }
+  };
+  const line = (at: Level, msg: string, fields: Record<string, unknown>) =>
+    JSON.stringify({ time: new Date().toISOString(), level: at, msg, ...fields }) + "\n";
   const emit = (at: Level) => (msg: string, fields: Record<string, unknown> = {}) => {
     if (ORDER[at] < ORDER[level]) return;
-    write(JSON.stringify({ time: new Date().toISOString(), level: at, msg, ...fields }) + "\n");
+    buffer += line(at, msg, fields);
+    flush();
   };
-  return { debug: emit("debug"), info: emit("info"), warn: emit("warn"), error: emit("error") };
+  return {
+    debug: emit("debug"),
+    info: emit("info"),
+    warn: emit("warn"),
+    error: emit("error"),
+    request(fields) {
+      if (ORDER.info < ORDER[level]) return;
+      buffer += line("info", "request", fields);
+      if (buffer.length >= FLUSH_BYTES) flush();
+      else timer ??= setTimeout(flush, FLUSH_MS);
+    },
+    flush,
+  };
 }

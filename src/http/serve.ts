@@ -70,6 +70,7 @@ export async function runServe(args: string[]): Promise<number> {
     }
     await store.close();
     log.info("stopped");
+    log.flush();
     process.exit(0);
   };
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
