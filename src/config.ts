@@ -25,6 +25,8 @@ export interface Config {
   logLevel: "debug" | "info" | "warn" | "error" | "silent";
   /** SQLite `synchronous` pragma: NORMAL (default, WAL-safe) or FULL (fsync every commit). */
   durability: "normal" | "full";
+  /** On SIGTERM, how long readyz answers 503 while requests are still served, before the listener closes. */
+  shutdownGraceMs: number;
   breakers: Breakers;
 }
 
@@ -79,6 +81,7 @@ export function loadConfig(env: Env = process.env): Config {
     snipChars: intSetting(env, "SNIP_CHARS", 400, 20, 20000),
     logLevel: choiceSetting(env, "LOG_LEVEL", ["debug", "info", "warn", "error", "silent"] as const, "info"),
     durability: choiceSetting(env, "DURABILITY", ["normal", "full"] as const, "normal"),
+    shutdownGraceMs: intSetting(env, "SHUTDOWN_GRACE_MS", 1000, 0, 60_000),
     breakers: {
       postsPerHour: intSetting(env, "POSTS_PER_HOUR", 30),
       commentsPerHour: intSetting(env, "COMMENTS_PER_HOUR", 120),

@@ -13,6 +13,8 @@ export interface Logger {
   info(msg: string, fields?: Record<string, unknown>): void;
   warn(msg: string, fields?: Record<string, unknown>): void;
   error(msg: string, fields?: Record<string, unknown>): void;
+  /** Start-up and shutdown milestones: written at every level but silent. */
+  notice(msg: string, fields?: Record<string, unknown>): void;
   /** One line per HTTP request (info level), buffered. */
   request(fields: Record<string, unknown>): void;
   flush(): void;
@@ -42,6 +44,11 @@ export function createLogger(level: Level | "silent", write: (text: string) => v
     info: emit("info"),
     warn: emit("warn"),
     error: emit("error"),
+    notice(msg, fields = {}) {
+      if (level === "silent") return;
+      buffer += line("info", msg, fields);
+      flush();
+    },
     request(fields) {
       if (ORDER.info < ORDER[level]) return;
       buffer += line("info", "request", fields);

@@ -54,14 +54,18 @@ export async function runServe(args: string[]): Promise<number> {
   app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: 16 * 1024 * 1024 });
   const server = app.server!;
   accepting = true;
-  log.info("listening", { url: `http://${server.hostname}:${server.port}`, dataDir: config.dataDir });
+  log.notice("listening", { url: `http://${server.hostname}:${server.port}`, dataDir: config.dataDir });
 
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     accepting = false;
-    log.info("draining", { signal });
+    // First readyz turns 503 while requests are still served, so a load
+    // balancer stops sending; then the listener closes and in-flight requests finish.
+    const grace = signal === "SIGTERM" ? config.shutdownGraceMs : 0;
+    log.notice("draining", { signal, graceMs: grace });
+    if (grace > 0) await Bun.sleep(grace);
     const drained = server.stop(false);
     const timedOut = await Promise.race([drained.then(() => false), Bun.sleep(DRAIN_TIMEOUT_MS).then(() => true)]);
     if (timedOut) {
@@ -69,7 +73,7 @@ export async function runServe(args: string[]): Promise<number> {
       await server.stop(true);
     }
     await store.close();
-    log.info("stopped");
+    log.notice("stopped");
     log.flush();
     process.exit(0);
   };
