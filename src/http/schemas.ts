@@ -7,8 +7,13 @@ import { LIMITS } from "../core/limits.ts";
 
 // Plain JSON-Schema integers (Elysia's t.Integer also accepts numeric strings).
 const Int = Type.Integer;
-const Timestamp = t.String({ format: "date-time", description: "ISO 8601 UTC with milliseconds" });
-const NoteId = t.String({ format: "uuid", description: "Note id (UUID v7)" });
+// Patterns, not `format`: importing @elysiajs/openapi replaces TypeBox's
+// format checkers with slow per-call Zod ones, and these are exact anyway.
+const Timestamp = t.String({
+  pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$",
+  description: "ISO 8601 UTC with milliseconds",
+});
+const NoteId = t.String({ pattern: "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", description: "Note id (UUID v7)" });
 
 export const ErrorBody = t.Object(
   {
