@@ -76,13 +76,40 @@ export interface WebEventCount {
 
 export type Readiness = { ready: true } | { ready: false; reason: string };
 
+/** Kinds of queued e-mail; the text is rendered at send time (src/mail), never stored. */
+export type MailKind = "welcome";
+
+/** A queued e-mail as the sender claims it. */
+export interface OutboxMail {
+  id: number;
+  contributorNo: number;
+  recipient: string;
+  kind: MailKind;
+  createdAt: number;
+  /** Attempts started so far, this one included. */
+  attempts: number;
+}
+
+export interface OutboxCounts {
+  pending: number;
+  sent: number;
+  gaveUp: number;
+}
+
 export interface Store {
   /** Applies pending migrations. Safe to call from several processes at once. */
   migrate(): Promise<void>;
   readiness(): Promise<Readiness>;
   close(): Promise<void>;
 
-  createContributor(input: { email: string; keyPrefix: string; keyDigest: Uint8Array; createdAt: number }): Promise<{
+  /**
+   * With `mail`, one outbox row addressed to `email` is written in the same
+   * transaction as the contributor (both or neither), due at once.
+   */
+  createContributor(
+    input: { email: string; keyPrefix: string; keyDigest: Uint8Array; createdAt: number },
+    mail?: { kind: MailKind },
+  ): Promise<{
     contributorNo: number;
     createdAt: number;
   }>;
@@ -122,4 +149,19 @@ export interface Store {
   countWebEvent(day: string, event: string, postId: string | null): Promise<void>;
   webEventCounts(): Promise<WebEventCount[]>;
   counts(): Promise<Counts>;
+
+  // E-mail outbox (used by src/mail).
+  /**
+   * Claims up to `limit` pending rows due at `now` whose lease is free or ran
+   * out: each gets a lease until `now + leaseMs` and its attempt count goes
+   * up by one, atomically, so two senders never hold the same row.
+   */
+  claimDueMail(now: number, limit: number, leaseMs: number): Promise<OutboxMail[]>;
+  /** The SMTP server accepted the message: never send it again. */
+  markMailSent(id: number, at: number): Promise<void>;
+  /** Releases the lease and schedules the next attempt; `error` must hold no address. */
+  markMailFailed(id: number, error: string, nextAttemptAt: number): Promise<void>;
+  /** Stops trying this row for good; `error` must hold no address. */
+  markMailGivenUp(id: number, error: string, at: number): Promise<void>;
+  outboxCounts(): Promise<OutboxCounts>;
 }

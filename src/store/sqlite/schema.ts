@@ -81,3 +81,36 @@ export const webEventCounts = sqliteTable(
   },
   (table) => [primaryKey({ columns: [table.day, table.event, table.postId] })],
 );
+
+/**
+ * Durable outbox of e-mails (the welcome mail at registration). A row is
+ * written in the same transaction as its contributor; the sender in src/mail
+ * claims due rows with a lease, and marks them sent once the SMTP server has
+ * accepted the message. `last_error` never holds an address.
+ */
+export const emailOutbox = sqliteTable(
+  "email_outbox",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    contributorNo: integer("contributor_no")
+      .notNull()
+      .references(() => contributors.contributorNo),
+    recipient: text("recipient").notNull(),
+    kind: text("kind").notNull(),
+    createdAt: integer("created_at").notNull(),
+    /** Delivery attempts started (counted when a row is claimed). */
+    attempts: integer("attempts").notNull().default(0),
+    nextAttemptAt: integer("next_attempt_at").notNull(),
+    /** Set while a sender holds the row; a row whose lease ran out (crash) is claimed again. */
+    leasedUntil: integer("leased_until"),
+    lastError: text("last_error"),
+    sentAt: integer("sent_at"),
+    /** Set when the sender stops trying (the server refused the recipient, or the mail grew too old). */
+    gaveUpAt: integer("gave_up_at"),
+  },
+  (table) => [
+    // Only pending rows are indexed: the sender's poll reads this index alone.
+    index("email_outbox_pending").on(table.nextAttemptAt).where(sql`sent_at IS NULL AND gave_up_at IS NULL`),
+    index("email_outbox_contributor").on(table.contributorNo),
+  ],
+);
