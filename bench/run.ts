@@ -1,6 +1,7 @@
 // HTTP figures with wrk, side by side with a bare Bun.serve answering a fixed
 // 600-byte JSON (the practical ceiling of this machine in the same run).
-//   bun run build && bun bench/run.ts [--notes 100000] [--duration 10] [--connections 50]
+//   bun run build && bun bench/run.ts [--notes 100000] [--duration 10] [--connections 50] [--data DIR]
+// --data reuses a directory made by bench/seed.ts (e.g. 1M notes) instead of seeding.
 // Needs wrk (Debian: apt-get install wrk).
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -20,32 +21,36 @@ const binary = join(root, "dist/cairn");
 if (!existsSync(binary)) throw new Error("build first: bun run build");
 
 const work = mkdtempSync(join(tmpdir(), "cairn-bench-"));
-const dataDir = join(work, "data");
-const seed = Bun.spawnSync([process.execPath, join(root, "bench/seed.ts"), "--dir", dataDir, "--notes", String(notes), "--contributors", "5000"], {
-  stdout: "inherit",
-  stderr: "inherit",
-});
-if (seed.exitCode !== 0) throw new Error("seeding failed");
+const dataDir = args.data ?? join(work, "data");
+if (!args.data) {
+  const seed = Bun.spawnSync(
+    [process.execPath, join(root, "bench/seed.ts"), "--dir", dataDir, "--notes", String(notes), "--contributors", "5000"],
+    { stdout: "inherit", stderr: "inherit" },
+  );
+  if (seed.exitCode !== 0) throw new Error("seeding failed");
+}
 const { keys, ids } = JSON.parse(readFileSync(join(dataDir, "keys.json"), "utf8")) as { keys: string[]; ids: string[] };
 
 const payload = JSON.stringify({ id: "0".repeat(36), title: "x".repeat(100), body: "y".repeat(400), tags: ["a"], n: 1 }).slice(0, 600);
 const baseline = Bun.spawn([process.execPath, "-e", `Bun.serve({ port: 18700, hostname: "127.0.0.1", fetch: () => new Response(${JSON.stringify(payload)}, { headers: { "content-type": "application/json" } }) }); console.log("up")`], { stdout: "pipe" });
 
-const startedAt = performance.now();
-const server = Bun.spawn([binary, "serve"], {
-  env: { ...process.env, PORT: "18701", HOST: "127.0.0.1", DATA_DIR: dataDir, LOG_LEVEL: "warn", POSTS_PER_HOUR: "0", SEARCHES_PER_HOUR: "0", VOTES_PER_HOUR: "0", COMMENTS_PER_HOUR: "0" },
-  stdout: "ignore",
-  stderr: "inherit",
-});
-for (;;) {
-  try {
-    if ((await fetch("http://127.0.0.1:18701/v1/readyz")).ok) break;
-  } catch {}
-  await Bun.sleep(5);
+async function startCairn(port: number, extraEnv: Record<string, string> = {}) {
+  const startedAt = performance.now();
+  const proc = Bun.spawn([binary, "serve"], {
+    env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", DATA_DIR: dataDir, LOG_LEVEL: "warn", POSTS_PER_HOUR: "0", SEARCHES_PER_HOUR: "0", VOTES_PER_HOUR: "0", COMMENTS_PER_HOUR: "0", ...extraEnv },
+    stdout: "ignore",
+    stderr: "inherit",
+  });
+  for (;;) {
+    try {
+      if ((await fetch(`http://127.0.0.1:${port}/v1/readyz`)).ok) break;
+    } catch {}
+    await Bun.sleep(2);
+  }
+  return { proc, startupMs: performance.now() - startedAt };
 }
-const startupMs = performance.now() - startedAt;
+const { proc: server, startupMs } = await startCairn(18701);
 await Bun.sleep(300);
-
 interface Figures { rps: number; p50: number; p99: number; non2xx: number }
 function parseWrk(out: string): Figures {
   const ms = (s: string) => (s.endsWith("us") ? parseFloat(s) / 1000 : s.endsWith("ms") ? parseFloat(s) : parseFloat(s) * 1000);
@@ -95,16 +100,21 @@ const search = wrk(
 );
 results.push(["POST /v1/search (50 queries)", search, ""]);
 
-const create = wrk(
-  "http://127.0.0.1:18701/",
-  `${keyList}\nlocal n = 0\nrequest = function()\n n = n + 1\n return wrk.format("POST", "/v1/posts", {["Authorization"] = "Bearer " .. keys[(n % #keys) + 1], ["Content-Type"] = "application/json"}, '{"title":"bench note ' .. n .. '","body":"a body of words about sqlite and wal mode, number ' .. n .. '","tags":["bench"]}')\nend`,
-);
+const createScript = `${keyList}\nlocal n = 0\nrequest = function()\n n = n + 1\n return wrk.format("POST", "/v1/posts", {["Authorization"] = "Bearer " .. keys[(n % #keys) + 1], ["Content-Type"] = "application/json"}, '{"title":"bench note ' .. n .. '","body":"a body of words about sqlite and wal mode, number ' .. n .. ' ' .. math.random(1000000000) .. '","tags":["bench"]}')\nend`;
+const create = wrk("http://127.0.0.1:18701/", createScript);
 results.push(["POST /v1/posts (distinct contributors)", create, "notes/s = req/s (201s)"]);
 
 const rss = Number(readFileSync(`/proc/${server.pid}/status`, "utf8").match(/VmRSS:\s+(\d+)/)?.[1] ?? 0) / 1024;
 server.kill("SIGTERM");
-baseline.kill();
 await server.exited;
+
+// The strictest durability: fsync on every commit.
+const { proc: strict } = await startCairn(18702, { DURABILITY: "full" });
+const createFull = wrk("http://127.0.0.1:18702/", createScript);
+results.push(["POST /v1/posts, DURABILITY=full", createFull, "fsync per commit"]);
+strict.kill("SIGTERM");
+await strict.exited;
+baseline.kill();
 const dbBytes = statSync(join(dataDir, "cairn.db")).size;
 
 console.log(`\nCairn HTTP bench: ${notes} notes, wrk -t2 -c${connections} -d${duration}s, ${new Date().toISOString()}`);
