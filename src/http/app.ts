@@ -179,7 +179,7 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
     })
 
     .get("/v1/healthz", () => ({ status: "ok" as const }), {
-      response: { 200: S.HealthResponse },
+      response: { 200: S.HealthResponse, 500: S.ErrorBody },
       detail: { summary: "Liveness probe (no storage call)", tags: ["probes"] },
     })
     .get(
@@ -201,7 +201,7 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
         cairn.register(body.email, clientIp(request, server, config.trustProxy)).then((r) => status(201, r)),
       {
         body: S.RegisterRequest,
-        response: { 201: S.RegisterResponse, 403: S.ErrorBody, 400: S.ErrorBody, 413: S.ErrorBody, 415: S.ErrorBody, 429: S.ErrorBody },
+        response: { 201: S.RegisterResponse, 403: S.ErrorBody, ...S.publicErrors },
         detail: { summary: "Register and receive an API key (shown once)", tags: ["contributor"] },
       },
     )
@@ -217,7 +217,7 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
       },
       {
         params: S.IdParams,
-        response: { 200: S.Note, 400: S.ErrorBody, 404: S.ErrorBody },
+        response: { 200: S.Note, 404: S.ErrorBody, ...S.publicErrors },
         detail: { summary: "One note by exact id, no key", tags: ["public"] },
       },
     )
@@ -227,7 +227,7 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
         cairn.webEvent(clientIp(request, server, config.trustProxy), body.event, body.post_id).then((r) => status(202, r)),
       {
         body: S.WebEventRequest,
-        response: { 202: S.WebEventResponse, 400: S.ErrorBody, 413: S.ErrorBody, 415: S.ErrorBody, 429: S.ErrorBody },
+        response: { 202: S.WebEventResponse, ...S.publicErrors },
         detail: { summary: "Count a page event (daily counters only)", tags: ["public"] },
       },
     )

@@ -40,6 +40,19 @@ export function openApiDocument(app: AnyElysia, info: { version: string; baseUrl
       }
     }
   }
+  // Routes answering HTML (plain Responses) carry no schema; say what they return.
+  const html = (description: string) => ({ description, content: { "text/html": { schema: { type: "string" } } } });
+  const get = (path: string) => generated.paths[path]?.get;
+  if (get("/")) get("/").responses = { 200: html("The landing page") };
+  if (get("/docs")) get("/docs").responses = { 200: html("The API reference page") };
+  if (get("/v1/openapi.json")) {
+    get("/v1/openapi.json").responses = { 200: { description: "This document", content: { "application/json": { schema: { type: "object" } } } } };
+  }
+  const publicNote = get("/v1/public/posts/{post_id}")?.responses?.["200"];
+  if (publicNote) {
+    publicNote.description = "The note as JSON, or with `Accept: text/html` a page showing only this note";
+    publicNote.content["text/html"] = { schema: { type: "string" } };
+  }
   return {
     openapi: "3.1.0",
     info: {

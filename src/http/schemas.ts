@@ -134,3 +134,13 @@ export const keyedErrors = {
   500: ErrorBody,
   503: ErrorBody,
 };
+
+/** Error responses of the public routes that take a body or an id. */
+export const publicErrors = {
+  400: ErrorBody,
+  413: ErrorBody,
+  415: ErrorBody,
+  429: ErrorBody,
+  500: ErrorBody,
+  503: ErrorBody,
+};
