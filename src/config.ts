@@ -18,6 +18,9 @@ export interface Config {
   emailEnabled: boolean;
   smtpUrl: string | null;
   emailFrom: string | null;
+  /** First retry delay of the welcome-mail sender; doubles per failed attempt up to emailRetryMaxMs. */
+  emailRetryBaseMs: number;
+  emailRetryMaxMs: number;
   trustProxy: boolean;
   searchEnabled: boolean;
   searchResults: number;
@@ -75,6 +78,8 @@ export function loadConfig(env: Env = process.env): Config {
     emailEnabled: boolSetting(env, "EMAIL_ENABLED", false),
     smtpUrl: stringSetting(env, "SMTP_URL"),
     emailFrom: stringSetting(env, "EMAIL_FROM"),
+    emailRetryBaseMs: intSetting(env, "EMAIL_RETRY_BASE_MS", 5_000, 10, 3_600_000),
+    emailRetryMaxMs: intSetting(env, "EMAIL_RETRY_MAX_MS", 600_000, 10, 86_400_000),
     trustProxy: boolSetting(env, "TRUST_PROXY", false),
     searchEnabled: boolSetting(env, "SEARCH_ENABLED", true),
     searchResults: intSetting(env, "SEARCH_RESULTS", 10, 1, 100),
@@ -91,5 +96,30 @@ export function loadConfig(env: Env = process.env): Config {
       webEventsPerHour: intSetting(env, "WEB_EVENTS_PER_HOUR", 600),
     },
   };
+  if (config.emailEnabled) checkEmailSettings(config);
   return config;
+}
+
+/** With EMAIL_ENABLED=1 the sender must be able to run: fail at start, not at the first mail. */
+function checkEmailSettings(config: Config): void {
+  if (!config.smtpUrl) {
+    throw new ConfigError("EMAIL_ENABLED=1 needs SMTP_URL (for example smtp://mail.example.org:587 or smtps://user:pass@mail.example.org)");
+  }
+  let url: URL | null = null;
+  try {
+    url = new URL(config.smtpUrl);
+  } catch {
+    url = null;
+  }
+  // The URL itself is not repeated: it may hold the SMTP password.
+  if (!url || !["smtp:", "smtps:"].includes(url.protocol) || !url.hostname) {
+    throw new ConfigError("SMTP_URL must be an smtp:// or smtps:// URL with a host name");
+  }
+  if (!config.emailFrom) {
+    throw new ConfigError('EMAIL_ENABLED=1 needs EMAIL_FROM, the sender address (for example "Cairn <cairn@example.org>")');
+  }
+  if (!config.emailFrom.includes("@")) throw new ConfigError("EMAIL_FROM must be an e-mail address");
+  if (config.emailRetryMaxMs < config.emailRetryBaseMs) {
+    throw new ConfigError("EMAIL_RETRY_MAX_MS must not be below EMAIL_RETRY_BASE_MS");
+  }
 }

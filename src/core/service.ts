@@ -67,16 +67,20 @@ export class Cairn {
     const address = normaliseEmail(email);
     this.breakers.hit("registrations", clientIp);
     const key = mintKey();
-    const contributor = await this.store.createContributor({
-      email: address,
-      keyPrefix: key.prefix,
-      keyDigest: key.digest,
-      createdAt: this.now(),
-    });
+    // With EMAIL_ENABLED=1 the welcome mail is queued in the same transaction
+    // (a durable outbox row); the sender in src/mail delivers it later.
+    const contributor = await this.store.createContributor(
+      { email: address, keyPrefix: key.prefix, keyDigest: key.digest, createdAt: this.now() },
+      this.config.emailEnabled ? { kind: "welcome" } : undefined,
+    );
     return { contributor_no: contributor.contributorNo, api_key: key.key, created_at: iso(contributor.createdAt) };
   }
 
-  /** Creates a contributor for the operator (`cairn admin provision`); no breaker, open or closed. */
+  /**
+   * Creates a contributor for the operator (`cairn admin provision`); no
+   * breaker, open or closed, and no welcome mail: the operator hands the key
+   * over in person (see docs/email.md).
+   */
   async provision(email: string) {
     const address = normaliseEmail(email);
     const key = mintKey();

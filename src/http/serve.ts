@@ -1,6 +1,7 @@
 // `cairn serve`: open the store, apply migrations, listen; drain on SIGTERM/SIGINT.
 import { ConfigError, loadConfig } from "../config.ts";
 import { Cairn } from "../core/service.ts";
+import { createMailer } from "../mail/index.ts";
 import { SqliteStore } from "../store/sqlite/store.ts";
 import { createApp } from "./app.ts";
 import { createLogger } from "./log.ts";
@@ -55,6 +56,8 @@ export async function runServe(args: string[]): Promise<number> {
   const server = app.server!;
   accepting = true;
   log.notice("listening", { url: `http://${server.hostname}:${server.port}`, dataDir: config.dataDir });
+  const mailer = config.emailEnabled ? createMailer({ config, store, log }) : null;
+  mailer?.start();
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -72,6 +75,7 @@ export async function runServe(args: string[]): Promise<number> {
       log.warn("drain timed out; closing remaining connections", { timeoutMs: DRAIN_TIMEOUT_MS });
       await server.stop(true);
     }
+    await mailer?.stop();
     await store.close();
     log.notice("stopped");
     log.flush();

@@ -23,13 +23,13 @@ test("500 internal_error carries the request id, also logged", async () => {
   const registered = await app.handle(
     new Request("http://localhost/v1/register", { method: "POST", headers: { "content-type": "application/json" }, body: '{"email":"a@b.c"}' }),
   );
-  const { api_key } = await registered.json();
+  const { api_key } = (await registered.json()) as { api_key: string };
   await store.close();
   const res = await app.handle(new Request("http://localhost/v1/me", { headers: { authorization: `Bearer ${api_key}` } }));
   expect(res.status).toBe(500);
   const id = res.headers.get("x-request-id")!;
   expect(id).toMatch(/^[0-9a-f-]{36}$/);
-  const body = await res.json();
+  const body = (await res.json()) as { error: { code: string; message: string } };
   expect(Object.keys(body.error).sort()).toEqual(["code", "message"]);
   expect(body.error.code).toBe("internal_error");
   expect(body.error.message).toContain(id);
@@ -52,5 +52,5 @@ test("a busy database answers 503 unavailable, not 500", async () => {
   );
   blocker.sqlite.exec("ROLLBACK");
   expect(res.status).toBe(503);
-  expect((await res.json()).error.code).toBe("unavailable");
+  expect(((await res.json()) as { error: { code: string } }).error.code).toBe("unavailable");
 });
