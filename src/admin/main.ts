@@ -15,7 +15,7 @@ const HELP = `cairn admin — operator verbs on the data directory (DATA_DIR, de
   cairn admin provision --email E   create a contributor and print its new key once (JSON)
   cairn admin revoke N              refuse contributor N's key from the next request on
   cairn admin activate N            allow contributor N's key again
-  cairn admin stats                 counts of contributors, notes, comments, votes and web events
+  cairn admin stats                 counts of contributors, notes, comments, votes, queued e-mail and web events
   cairn admin backup FILE           online, consistent copy of the database into FILE (new file)
   cairn admin restore FILE          put a backup in place as DATA_DIR/cairn.db (DATA_DIR must hold no
                                     database yet: restore into a new directory, then point the server at it)
@@ -114,7 +114,7 @@ export async function runAdmin(args: string[]): Promise<number> {
         return 0;
       }
       case "stats": {
-        print({ ...(await store.counts()), web_events: await store.webEventCounts() });
+        print({ ...(await store.counts()), email_outbox: await store.outboxCounts(), web_events: await store.webEventCounts() });
         return 0;
       }
     }
