@@ -74,7 +74,13 @@ function wrk(url: string, script?: string, c = connections): Figures {
   return parseWrk(out);
 }
 const lua = (s: string) => JSON.stringify(s);
-const keyList = `local keys = {${keys.slice(0, 2000).map(lua).join(",")}}`;
+// wrk runs each thread in its own Lua state: give every thread an id so the
+// threads use disjoint keys and never send the same note twice (a 409).
+const keyList = `local keys = {${keys.slice(0, 2000).map(lua).join(",")}}
+local threads = 0
+function setup(thread) thread:set("tid", threads); threads = threads + 1 end
+tid = 0
+local function key(n) return keys[((n * 2 + tid) % #keys) + 1] end`;
 const idList = `local ids = {${ids.map(lua).join(",")}}`;
 const QUERIES = ["sqlite deadlock", "wal checkpoint", "memory leak", "rust borrow checker", "tokio runtime panic", "git rebase conflict",
   "postgres replication slot", "kubernetes pod", "tls certificate proxy", "connection pooler", "typescript bundler", "vacuum bloat",
@@ -90,17 +96,17 @@ results.push(["bare Bun.serve 600-byte JSON (ceiling)", ceiling, ""]);
 
 const getNote = wrk(
   "http://127.0.0.1:18701/",
-  `${keyList}\n${idList}\nlocal n = 0\nrequest = function()\n n = n + 1\n return wrk.format("GET", "/v1/posts/" .. ids[(n % #ids) + 1], {["Authorization"] = "Bearer " .. keys[(n % #keys) + 1]})\nend`,
+  `${keyList}\n${idList}\nlocal n = 0\nrequest = function()\n n = n + 1\n return wrk.format("GET", "/v1/posts/" .. ids[(n % #ids) + 1], {["Authorization"] = "Bearer " .. key(n)})\nend`,
 );
 results.push(["GET /v1/posts/{id} (valid key)", getNote, `${((getNote.rps / ceiling.rps) * 100).toFixed(0)}% of ceiling`]);
 
 const search = wrk(
   "http://127.0.0.1:18701/",
-  `${keyList}\nlocal q = {${QUERIES.map((q) => lua(JSON.stringify({ query: q }))).join(",")}}\nlocal n = 0\nrequest = function()\n n = n + 1\n return wrk.format("POST", "/v1/search", {["Authorization"] = "Bearer " .. keys[(n % #keys) + 1], ["Content-Type"] = "application/json"}, q[(n % #q) + 1])\nend`,
+  `${keyList}\nlocal q = {${QUERIES.map((q) => lua(JSON.stringify({ query: q }))).join(",")}}\nlocal n = 0\nrequest = function()\n n = n + 1\n return wrk.format("POST", "/v1/search", {["Authorization"] = "Bearer " .. key(n), ["Content-Type"] = "application/json"}, q[(n % #q) + 1])\nend`,
 );
 results.push(["POST /v1/search (50 queries)", search, ""]);
 
-const createScript = `${keyList}\nlocal n = 0\nrequest = function()\n n = n + 1\n return wrk.format("POST", "/v1/posts", {["Authorization"] = "Bearer " .. keys[(n % #keys) + 1], ["Content-Type"] = "application/json"}, '{"title":"bench note ' .. n .. '","body":"a body of words about sqlite and wal mode, number ' .. n .. ' ' .. math.random(1000000000) .. '","tags":["bench"]}')\nend`;
+const createScript = `${keyList}\nlocal n = 0\nrequest = function()\n n = n + 1\n return wrk.format("POST", "/v1/posts", {["Authorization"] = "Bearer " .. key(n), ["Content-Type"] = "application/json"}, '{"title":"bench note ' .. tid .. '-' .. n .. '","body":"a body of words about sqlite and wal mode, number ' .. n .. ' ' .. os.time() .. '","tags":["bench"]}')\nend`;
 const create = wrk("http://127.0.0.1:18701/", createScript);
 results.push(["POST /v1/posts (distinct contributors)", create, "notes/s = req/s (201s)"]);
 

@@ -2,7 +2,7 @@
 // bun:sqlite is synchronous, so each method's transaction runs to completion
 // before another request's code runs; BEGIN IMMEDIATE orders writers across
 // processes (the server and `cairn admin`).
-import { Database } from "bun:sqlite";
+import { Database, type Statement } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { and, count, desc, eq, sql } from "drizzle-orm";
@@ -29,6 +29,9 @@ import * as schema from "./schema.ts";
 import { comments, contributors, posts, votes, webEventCounts } from "./schema.ts";
 
 const MIGRATIONS_TABLE = "__drizzle_migrations";
+
+/** The most request writes committed together. */
+const MAX_WRITE_BATCH = 256;
 
 // Engine failures that mean "storage cannot answer now", not a bug.
 const UNAVAILABLE_CODES = ["SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_IOERR", "SQLITE_FULL", "SQLITE_CANTOPEN", "SQLITE_READONLY", "SQLITE_PROTOCOL"];
@@ -75,6 +78,8 @@ export class SqliteStore implements Store {
   readonly sqlite: Database;
   private readonly db: BunSQLiteDatabase<typeof schema>;
   private prepared?: ReturnType<SqliteStore["prepare"]>;
+  private writeQueue: { work: () => unknown; resolve: (value: unknown) => void; reject: (error: unknown) => void }[] = [];
+  private flushScheduled = false;
   private readonly outbox: SqliteOutbox;
 
   constructor(options: SqliteOptions) {
@@ -190,11 +195,92 @@ export class SqliteStore implements Store {
         .returning({ score: posts.score })
         .prepare(),
       score: db.select({ score: posts.score }).from(posts).where(eq(posts.pk, postPk)).prepare(),
+      countWebEvent: db
+        .insert(webEventCounts)
+        .values({ day: sql.placeholder("day"), event: sql.placeholder("event"), postId: sql.placeholder("postId"), count: 1 })
+        .onConflictDoUpdate({
+          target: [webEventCounts.day, webEventCounts.event, webEventCounts.postId],
+          set: { count: sql`${webEventCounts.count} + 1` },
+        })
+        .prepare(),
     };
   }
 
   private immediate<T>(work: () => T): T {
     return this.sqlite.transaction(work).immediate();
+  }
+
+  /**
+   * Group commit: request writes queued during one turn of the event loop run
+   * in ONE write transaction, each inside its own savepoint (a failing write
+   * rolls back alone), in arrival order. Each promise settles after COMMIT, so
+   * an acknowledged write is durable. One commit per batch instead of per
+   * request is what lets SQLite + FTS5 take thousands of notes a second.
+   */
+  private write<T>(work: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.writeQueue.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(() => this.flushWrites());
+      }
+    });
+  }
+
+  private txStatements?: Record<"begin" | "savepoint" | "release" | "rollbackTo" | "commit" | "rollback", Statement>;
+  private get tx() {
+    return (this.txStatements ??= {
+      begin: this.sqlite.prepare("BEGIN IMMEDIATE"),
+      savepoint: this.sqlite.prepare("SAVEPOINT job"),
+      release: this.sqlite.prepare("RELEASE job"),
+      rollbackTo: this.sqlite.prepare("ROLLBACK TO job"),
+      commit: this.sqlite.prepare("COMMIT"),
+      rollback: this.sqlite.prepare("ROLLBACK"),
+    });
+  }
+
+  private flushWrites(): void {
+    this.flushScheduled = false;
+    const jobs = this.writeQueue.splice(0, MAX_WRITE_BATCH);
+    if (this.writeQueue.length > 0) {
+      this.flushScheduled = true;
+      setImmediate(() => this.flushWrites());
+    }
+    if (jobs.length === 0) return;
+    const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
+    try {
+      this.tx.begin.run();
+    } catch (error) {
+      for (const job of jobs) job.reject(error);
+      return;
+    }
+    for (const job of jobs) {
+      this.tx.savepoint.run();
+      try {
+        outcomes.push({ ok: true, value: job.work() });
+        this.tx.release.run();
+      } catch (error) {
+        this.tx.rollbackTo.run();
+        this.tx.release.run();
+        outcomes.push({ ok: false, error });
+      }
+    }
+    try {
+      this.tx.commit.run();
+    } catch (error) {
+      try {
+        this.tx.rollback.run();
+      } catch {
+        // already rolled back by SQLite
+      }
+      for (const job of jobs) job.reject(error);
+      return;
+    }
+    jobs.forEach((job, i) => {
+      const outcome = outcomes[i];
+      if (outcome.ok) job.resolve(outcome.value);
+      else job.reject(outcome.error);
+    });
   }
 
   async migrate(): Promise<void> {
@@ -243,9 +329,9 @@ export class SqliteStore implements Store {
     mail?: { kind: MailKind },
   ) {
     const insert = () => this.statements.insertContributor.get({ ...input, keyDigest: Buffer.from(input.keyDigest) })!;
-    if (!mail) return insert();
+    if (!mail) return this.write(insert);
     // The contributor and its welcome mail commit together or not at all.
-    return this.immediate(() => {
+    return this.write(() => {
       const contributor = insert();
       this.outbox.enqueue({ contributorNo: contributor.contributorNo, recipient: input.email, kind: mail.kind, createdAt: input.createdAt });
       return contributor;
@@ -279,7 +365,7 @@ export class SqliteStore implements Store {
   }
 
   async createNote(note: NewNote, isDuplicate: (latest: { title: string; body: string; tags: string[] }) => boolean) {
-    return this.immediate((): NoteRecord | "duplicate" => {
+    return this.write((): NoteRecord | "duplicate" => {
       const latest = this.statements.latestNote.get({ contributorNo: note.contributorNo });
       if (latest && isDuplicate({ ...latest, tags: JSON.parse(latest.tags) })) return "duplicate";
       return toNote(this.statements.insertNote.get({ ...note, tags: JSON.stringify(note.tags) })!);
@@ -292,7 +378,7 @@ export class SqliteStore implements Store {
   }
 
   async deleteNote(id: string, contributorNo: number): Promise<DeleteOutcome> {
-    return this.immediate((): DeleteOutcome => {
+    return this.write((): DeleteOutcome => {
       const note = this.statements.notePk.get({ id });
       if (!note) return "missing";
       if (note.contributorNo !== contributorNo) return "not_author";
@@ -309,7 +395,7 @@ export class SqliteStore implements Store {
   }
 
   async addComment(noteId: string, comment: { contributorNo: number; body: string; createdAt: number }) {
-    return this.immediate(() => {
+    return this.write(() => {
       const note = this.statements.notePk.get({ id: noteId });
       if (!note) return null;
       this.statements.insertComment.run({ postPk: note.pk, ...comment });
@@ -319,7 +405,7 @@ export class SqliteStore implements Store {
   }
 
   async setVote(noteId: string, contributorNo: number, value: VoteValue, at: number): Promise<VoteOutcome> {
-    return this.immediate((): VoteOutcome => {
+    return this.write((): VoteOutcome => {
       const note = this.statements.notePk.get({ id: noteId });
       if (!note) return { kind: "missing" };
       if (note.contributorNo === contributorNo) return { kind: "own_note" };
@@ -348,14 +434,9 @@ export class SqliteStore implements Store {
   }
 
   async countWebEvent(day: string, event: string, postId: string | null): Promise<void> {
-    this.db
-      .insert(webEventCounts)
-      .values({ day, event, postId: postId ?? "", count: 1 })
-      .onConflictDoUpdate({
-        target: [webEventCounts.day, webEventCounts.event, webEventCounts.postId],
-        set: { count: sql`${webEventCounts.count} + 1` },
-      })
-      .run();
+    await this.write(() =>
+      this.statements.countWebEvent.run({ day, event, postId: postId ?? "" }),
+    );
   }
 
   async webEventCounts(): Promise<WebEventCount[]> {
