@@ -3,7 +3,7 @@
 // The server checks the active flag on every request, so a revoke takes effect
 // on the next request without any signal to the server.
 import { Database } from "bun:sqlite";
-import { copyFileSync, existsSync, mkdirSync, rmSync, statSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, rmSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { ConfigError, loadConfig } from "../config.ts";
 import { AppError } from "../core/errors.ts";
@@ -110,6 +110,7 @@ export async function runAdmin(args: string[]): Promise<number> {
         if (existsSync(file)) throw new UsageError(`${file} exists already; backups never overwrite a file`);
         const started = performance.now();
         await store.backup(resolve(file));
+        chmodSync(file, 0o600); // it holds e-mail addresses and key digests
         print({ backup: resolve(file), bytes: statSync(file).size, ms: Math.round(performance.now() - started) });
         return 0;
       }
@@ -160,8 +161,9 @@ function restore(file: string | undefined, dataDir: string): number {
   } finally {
     check.close();
   }
-  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   copyFileSync(file, target);
+  chmodSync(target, 0o600);
   for (const suffix of ["-wal", "-shm"]) rmSync(target + suffix, { force: true });
   print({ restored: resolve(target), from: resolve(file) });
   return 0;

@@ -31,3 +31,13 @@ test("migrating twice, and from two stores at once, applies each step once", asy
   await a.close();
   await b.close();
 });
+
+test("a new data directory is owner-only (0700) and the database file 0600", async () => {
+  const { statSync } = await import("node:fs");
+  const dir = join(tempDir(), "fresh");
+  const store = new SqliteStore({ dataDir: dir });
+  await store.migrate();
+  expect(statSync(dir).mode & 0o777).toBe(0o700);
+  expect(statSync(join(dir, "cairn.db")).mode & 0o777).toBe(0o600);
+  await store.close();
+});

@@ -3,7 +3,7 @@
 // before another request's code runs; BEGIN IMMEDIATE orders writers across
 // processes (the server and `cairn admin`).
 import { Database, type Statement } from "bun:sqlite";
-import { mkdirSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { and, count, desc, eq, sql } from "drizzle-orm";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
@@ -83,8 +83,13 @@ export class SqliteStore implements Store {
   private readonly outbox: SqliteOutbox;
 
   constructor(options: SqliteOptions) {
-    if (!options.mustExist) mkdirSync(options.dataDir, { recursive: true });
-    this.sqlite = new Database(databasePath(options.dataDir), { create: !options.mustExist, strict: true });
+    // The file holds e-mail addresses and key digests: owner-only from the start
+    // (SQLite gives the -wal and -shm files the database file's mode).
+    if (!options.mustExist) mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+    const file = databasePath(options.dataDir);
+    const isNew = !existsSync(file);
+    this.sqlite = new Database(file, { create: !options.mustExist, strict: true });
+    if (isNew) chmodSync(file, 0o600);
     this.sqlite.exec("PRAGMA busy_timeout = 5000");
     this.sqlite.exec("PRAGMA journal_mode = WAL");
     this.sqlite.exec(`PRAGMA synchronous = ${options.durability === "full" ? "FULL" : "NORMAL"}`);
