@@ -4,6 +4,7 @@ import { Elysia, ValidationError } from "elysia";
 import packageJson from "../../package.json";
 import type { Config } from "../config.ts";
 import { AppError, invalid } from "../core/errors.ts";
+import { KEY_MARKER } from "../core/keys.ts";
 import type { Cairn } from "../core/service.ts";
 import type { Store } from "../store/types.ts";
 import { bodyLimitFor, checkDeclaredLength, readJsonBody } from "./body.ts";
@@ -143,7 +144,8 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
   const app = new Elysia({ normalize: false })
     .onRequest(({ request, set }) => {
       const incoming = request.headers.get("x-request-id");
-      const id = incoming && SAFE_REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
+      // A caller's id is logged, so anything shaped like an API key is replaced.
+      const id = incoming && SAFE_REQUEST_ID.test(incoming) && !incoming.startsWith(KEY_MARKER) ? incoming : crypto.randomUUID();
       requests.set(request, { id, started: performance.now() });
       set.headers["x-request-id"] = id;
       // Refuse a declared oversize body before routing or reading anything.

@@ -47,9 +47,33 @@ export async function readJsonBody(request: Request, limit: number): Promise<unk
   if (size === 0) return undefined;
   if (!isJsonType(request.headers.get("content-type"))) throw unsupported();
   const text = new TextDecoder("utf-8", { fatal: false }).decode(Buffer.concat(chunks));
+  if (nestingDepth(text) > MAX_DEPTH) {
+    throw invalid(`The request body is nested more than ${MAX_DEPTH} levels deep; send a flat JSON object.`);
+  }
   try {
     return JSON.parse(text);
   } catch {
     throw invalid("The request body is not valid JSON. Send one JSON object, e.g. {\"title\": \"…\", \"body\": \"…\"}.");
   }
+}
+
+/** No request of the contract nests beyond 3 levels; deep bodies are refused before parsing. */
+export const MAX_DEPTH = 32;
+
+/** The deepest [ / { nesting in a JSON text, ignoring brackets inside strings. */
+export function nestingDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c /* \\ */) i++;
+      else if (c === 0x22 /* " */) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b /* [ { */) {
+      if (++depth > deepest) deepest = depth;
+    } else if (c === 0x5d || c === 0x7d /* ] } */) depth--;
+  }
+  return deepest;
 }

@@ -26,6 +26,9 @@ test("one line per request, matching X-Request-Id, and no secrets", async () => 
   const missing = await call(server.url, "GET", "/v1/nowhere");
   const traced = await call(server.url, "GET", "/v1/healthz", { headers: { "x-request-id": "trace-0123456789" } });
   const refused = await call(server.url, "GET", "/v1/me", { headers: { authorization: `Bearer ${author.key}x` } });
+  // A key sent by mistake as the request id is never echoed or logged.
+  const keyAsId = await call(server.url, "GET", "/v1/healthz", { headers: { "x-request-id": author.key } });
+  expect(keyAsId.headers.get("x-request-id")).not.toBe(author.key);
   const requestIds = [get, missing, traced, refused].map((res) => res.headers.get("x-request-id"));
   expect(requestIds[2]).toBe("trace-0123456789");
 

@@ -1,0 +1,56 @@
+// Shared bits of the reliability suites: the compiled binary, process memory
+// from /proc, and the contract's error table.
+import { existsSync, readFileSync } from "node:fs";
+import { BINARY, ROOT } from "../helpers/server.ts";
+
+/** Builds dist/cairn with `bun run build` when it is missing (CI's `bun run test` builds it first). */
+export function ensureBinary(): void {
+  if (existsSync(BINARY)) return;
+  const build = Bun.spawnSync([process.execPath, "run", "build"], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+  if (build.exitCode !== 0) throw new Error(`bun run build failed:\n${build.stdout}\n${build.stderr}`);
+}
+
+/** One field of /proc/<pid>/status in KiB (VmRSS: resident now; VmHWM: resident peak). */
+export function procKb(pid: number, field: "VmRSS" | "VmHWM"): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const match = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status);
+  if (!match) throw new Error(`no ${field} in /proc/${pid}/status`);
+  return Number(match[1]);
+}
+
+/** The contract's error table: code → status. */
+export const ERROR_STATUS: Record<string, number> = {
+  invalid_request: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  duplicate_post: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  internal_error: 500,
+  unavailable: 503,
+};
+
+/**
+ * Why a non-2xx answer breaks the contract's error shape, or null when it is
+ * exactly {"error": {"code", "message"}} with a code of the table matching the status.
+ */
+export function errorShapeProblem(status: number, contentType: string | null, text: string): string | null {
+  if (!(contentType ?? "").includes("application/json")) return `content-type ${contentType}`;
+  let data: any;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    return "body is not JSON";
+  }
+  if (data === null || typeof data !== "object" || Array.isArray(data)) return "body is not an object";
+  if (Object.keys(data).join() !== "error") return `top-level keys ${Object.keys(data).join(",")}`;
+  const error = data.error;
+  if (error === null || typeof error !== "object" || Array.isArray(error)) return "error is not an object";
+  if (Object.keys(error).sort().join() !== "code,message") return `error keys ${Object.keys(error).join(",")}`;
+  if (typeof error.code !== "string" || !(error.code in ERROR_STATUS)) return `code ${JSON.stringify(error.code)} not in the table`;
+  if (ERROR_STATUS[error.code] !== status) return `code ${error.code} with status ${status}`;
+  if (typeof error.message !== "string" || error.message.length === 0) return "empty message";
+  return null;
+}

@@ -1,0 +1,131 @@
+// Key verification with prefix collisions, on a real SqliteStore: the lookup is
+// by the 12-character prefix, and every candidate sharing it is compared by
+// SHA-256 digest in constant time (src/core/service.ts `authenticate`, which
+// loops over all candidates with crypto.timingSafeEqual and never returns early).
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { rmSync } from "node:fs";
+import { loadConfig } from "../../src/config.ts";
+import { AppError } from "../../src/core/errors.ts";
+import { digestKey, KEY_PREFIX_LENGTH, mintKey } from "../../src/core/keys.ts";
+import { Cairn } from "../../src/core/service.ts";
+import { SqliteStore } from "../../src/store/sqlite/store.ts";
+import type { KeyCandidate, Store } from "../../src/store/types.ts";
+import { tempDir } from "../helpers/server.ts";
+
+const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+const randomTail = (length: number) =>
+  Array.from(crypto.getRandomValues(new Uint8Array(length)), (byte) => BASE62[byte % 62]).join("");
+
+let dir: string;
+let store: SqliteStore;
+let cairn: Cairn;
+let prefix: string;
+let keyA: string;
+let keyB: string;
+let keyC: string;
+let noA: number;
+let noB: number;
+let noC: number;
+/** Digest reads of key candidates, counted through a wrapping store. */
+let digestReads = 0;
+
+/** Inserts a contributor row directly, with the prefix and digest we choose. */
+function insertRow(email: string, keyPrefix: string, key: string): number {
+  const row = store.sqlite
+    .query<{ contributor_no: number }, [string, string, Uint8Array, number]>(
+      "INSERT INTO contributors (email, key_prefix, key_digest, created_at) VALUES (?, ?, ?, ?) RETURNING contributor_no",
+    )
+    .get(email, keyPrefix, digestKey(key), Date.now());
+  return row!.contributor_no;
+}
+
+beforeAll(async () => {
+  dir = tempDir("cairn-auth-unit-");
+  store = new SqliteStore({ dataDir: dir });
+  await store.migrate();
+  // A wrapper that counts how many candidates' digests authenticate reads.
+  const counting: Store = Object.create(store);
+  counting.keyCandidates = async (p: string) =>
+    (await store.keyCandidates(p)).map((candidate): KeyCandidate => ({
+      contributorNo: candidate.contributorNo,
+      active: candidate.active,
+      get keyDigest() {
+        digestReads++;
+        return candidate.keyDigest;
+      },
+    }));
+  cairn = new Cairn(counting, loadConfig({ DATA_DIR: dir }));
+
+  keyA = mintKey().key;
+  prefix = keyA.slice(0, KEY_PREFIX_LENGTH);
+  // Two more keys forced to share A's prefix (a collision the random keys make unlikely, not impossible).
+  keyB = prefix + randomTail(keyA.length - KEY_PREFIX_LENGTH);
+  keyC = prefix + randomTail(keyA.length - KEY_PREFIX_LENGTH);
+  noA = insertRow("a@example.org", prefix, keyA);
+  noB = insertRow("b@example.org", prefix, keyB);
+  noC = insertRow("c@example.org", prefix, keyC);
+});
+
+afterAll(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function outcome(token: string): Promise<number | string> {
+  try {
+    return await cairn.authenticate(`Bearer ${token}`);
+  } catch (error) {
+    return error instanceof AppError ? error.code : `threw ${String(error)}`;
+  }
+}
+
+describe("authenticate with contributors sharing a key prefix", () => {
+  test("the rows really share the prefix", async () => {
+    expect(new Set([keyA, keyB, keyC].map((k) => k.slice(0, KEY_PREFIX_LENGTH))).size).toBe(1);
+    expect(new Set([keyA, keyB, keyC]).size).toBe(3);
+    expect((await store.keyCandidates(prefix)).map((c) => c.contributorNo).sort()).toEqual([noA, noB, noC].sort());
+  });
+
+  test("each key authenticates to its own contributor", async () => {
+    expect(await outcome(keyA)).toBe(noA);
+    expect(await outcome(keyB)).toBe(noB);
+    expect(await outcome(keyC)).toBe(noC);
+  });
+
+  test("a fourth key with the same prefix fails, as do near misses", async () => {
+    expect(await outcome(prefix + randomTail(keyA.length - KEY_PREFIX_LENGTH))).toBe("unauthorized");
+    const last = keyA.at(-1) === "a" ? "b" : "a";
+    expect(await outcome(keyA.slice(0, -1) + last)).toBe("unauthorized");
+    expect(await outcome(keyA + "x")).toBe("unauthorized");
+  });
+
+  test("no early exit: every candidate's digest is compared, whichever one matches", async () => {
+    for (const [token, expected] of [
+      [keyA, noA],
+      [keyB, noB],
+      [keyC, noC],
+      [prefix + randomTail(keyA.length - KEY_PREFIX_LENGTH), "unauthorized"],
+    ] as const) {
+      digestReads = 0;
+      expect(await outcome(token)).toBe(expected);
+      expect(digestReads).toBe(3);
+    }
+  });
+
+  test("a revoked colliding key is refused on the next call; the others still work", async () => {
+    await store.setActive(noB, false);
+    expect(await outcome(keyB)).toBe("unauthorized");
+    expect(await outcome(keyA)).toBe(noA);
+    expect(await outcome(keyC)).toBe(noC);
+    await store.setActive(noB, true);
+    expect(await outcome(keyB)).toBe(noB);
+  });
+
+  test("malformed headers never reach the store", async () => {
+    digestReads = 0;
+    for (const header of [null, "", "Bearer", `Basic ${keyA}`, `Bearer ${keyA} extra`, `Bearer ${prefix}`, `Bearer ${keyA}\u0000`]) {
+      await expect(cairn.authenticate(header)).rejects.toMatchObject({ code: "unauthorized" });
+    }
+    expect(digestReads).toBe(0);
+  });
+});
