@@ -52,8 +52,10 @@ export type VoteOutcome =
 export type DeleteOutcome = "deleted" | "missing" | "not_author";
 
 export interface SearchPlan {
-  /** FTS5 match expressions, tried in order until `limit` results are gathered. */
+  /** FTS5 match expressions: all words (AND), then any word (OR); empty when the query holds no word. */
   expressions: string[];
+  /** The words behind the expressions: lower-case letters, digits and marks only (never search syntax). */
+  words: string[];
   /** Column weights for bm25(): title, tags, body. */
   weights: [number, number, number];
   limit: number;

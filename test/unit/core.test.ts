@@ -128,10 +128,13 @@ describe("text", () => {
 describe("search syntax", () => {
   test("operators become quoted words", () => {
     expect(queryWords('deadlock AND "wal" NEAR(x) *:-')).toEqual(["deadlock", "and", "wal", "near", "x"]);
+    // Function words ("and") are dropped unless nothing else is left.
     const plan = searchPlan('say "hi" AND', 10);
-    expect(plan.expressions).toEqual(['"say" AND "hi" AND "and"', '"say" OR "hi" OR "and"']);
+    expect(plan.words).toEqual(["say", "hi"]);
+    expect(plan.expressions).toEqual(['"say" AND "hi"', '"say" OR "hi"']);
     expect(searchPlan("***", 10).expressions).toEqual([]);
     expect(searchPlan("one", 10).expressions).toEqual(['"one"']);
+    expect(searchPlan("AND", 10).expressions).toEqual(['"and"']);
   });
 });
 

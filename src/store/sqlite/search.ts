@@ -1,5 +1,8 @@
 // Full-text search SQL over the FTS5 index (posts_fts, see drizzle/0001_search_index.sql).
+// The ranking is described in docs/design.md ("Search") and measured by
+// bench/quality (docs/search-quality.md).
 import type { Database } from "bun:sqlite";
+import { bestCorrection, correctable, correctionRanges, quote, termExpression } from "../../core/search.ts";
 import type { SearchPlan } from "../types.ts";
 import type { NoteRow } from "./store.ts";
 
@@ -7,30 +10,175 @@ import type { NoteRow } from "./store.ts";
 const CANDIDATES_FACTOR = 3;
 
 /**
- * Runs the plan's expressions in order until `limit` distinct notes are found.
- * Ranking happens inside FTS5 alone (no join per match); only the best
- * candidates are joined, and bm25 ties among them go to net score, then recency.
+ * The most notes one query scores with bm25() in one pass. Scoring costs about
+ * a microsecond per matching note, so a query whose words are in tens of
+ * thousands of notes would cost tens of milliseconds; past this many matches
+ * scoring is bounded to a few pools (see `rankedCandidates`).
  */
-export function searchNotes(sqlite: Database, plan: SearchPlan): NoteRow[] {
-  const found: NoteRow[] = [];
-  const seen = new Set<string>();
-  const [title, tags, body] = plan.weights;
-  const query = sqlite.query<NoteRow, [string, number]>(
-    `SELECT p.pk, p.id, p.contributor_no AS contributorNo, p.title, p.body, p.tags, p.score,
-            p.comment_count AS commentCount, p.created_at AS createdAt
-       FROM (SELECT rowid, bm25(posts_fts, ${title}, ${tags}, ${body}) AS rank
-               FROM posts_fts WHERE posts_fts MATCH ?1 ORDER BY rank LIMIT ?2) AS best
-       JOIN posts p ON p.pk = best.rowid
-      ORDER BY best.rank, p.score DESC, p.created_at DESC`,
-  );
-  for (const expression of plan.expressions) {
-    if (found.length >= plan.limit) break;
-    for (const row of query.all(expression, plan.limit * CANDIDATES_FACTOR + seen.size)) {
-      if (found.length >= plan.limit) break;
-      if (seen.has(row.id)) continue;
-      seen.add(row.id);
-      found.push(row);
+export const WINDOW = 1000;
+
+/** How long a vocabulary range read for typo correction is reused, and how many are kept. */
+const VOCABULARY_TTL_MS = 10 * 60_000;
+const VOCABULARY_RANGES = 512;
+
+interface Candidate {
+  pk: number;
+  rank: number;
+}
+
+/** Statements of one connection, prepared on first use. */
+class SearchStatements {
+  readonly count;
+  readonly ranked;
+  readonly windowed;
+  readonly rows;
+  private vocabulary?: ReturnType<Database["query"]> | null;
+  private readonly ranges = new Map<string, { at: number; terms: { term: string; doc: number }[] }>();
+
+  constructor(private readonly sqlite: Database, weights: [number, number, number]) {
+    const [title, tags, body] = weights.map((w) => Number(w));
+    const bm25 = `bm25(posts_fts, ${title}, ${tags}, ${body})`;
+    // Counting stops at the limit: it walks the index without scoring.
+    this.count = sqlite.query<{ n: number }, [string, number]>(
+      "SELECT count(*) AS n FROM (SELECT rowid FROM posts_fts WHERE posts_fts MATCH ?1 LIMIT ?2)",
+    );
+    this.ranked = sqlite.query<Candidate, [string, number]>(
+      `SELECT rowid AS pk, ${bm25} AS rank FROM posts_fts WHERE posts_fts MATCH ?1 ORDER BY rank LIMIT ?2`,
+    );
+    // The newest ?3 matches (FTS5 walks rowids backwards and stops), then bm25 among them.
+    this.windowed = sqlite.query<Candidate, [string, number, number]>(
+      `SELECT pk, rank FROM (SELECT rowid AS pk, ${bm25} AS rank FROM posts_fts WHERE posts_fts MATCH ?1 ORDER BY rowid DESC LIMIT ?3)
+        ORDER BY rank LIMIT ?2`,
+    );
+    this.rows = sqlite.query<NoteRow, [string]>(
+      `SELECT p.pk, p.id, p.contributor_no AS contributorNo, p.title, p.body, p.tags, p.score,
+              p.comment_count AS commentCount, p.created_at AS createdAt
+         FROM posts p WHERE p.pk IN (SELECT value FROM json_each(?1))`,
+    );
+  }
+
+  /**
+   * Index terms (stems) in a range of the vocabulary, with the number of notes
+   * holding each. The fts5vocab table is connection-local (temp schema), so it
+   * needs no migration. Reading a range walks the postings of every term in
+   * it, so ranges are kept for VOCABULARY_TTL_MS: a new term becomes a
+   * correction candidate within that time.
+   */
+  terms(from: string, to: string): { term: string; doc: number }[] {
+    if (this.vocabulary === undefined) {
+      try {
+        this.sqlite.exec("CREATE VIRTUAL TABLE IF NOT EXISTS temp.posts_fts_vocab USING fts5vocab(main, posts_fts, row)");
+        this.vocabulary = this.sqlite.query("SELECT term, doc FROM temp.posts_fts_vocab WHERE term >= ?1 AND term < ?2 AND doc > 0");
+      } catch {
+        this.vocabulary = null;
+      }
     }
+    if (!this.vocabulary) return [];
+    const now = Date.now();
+    const cached = this.ranges.get(from);
+    if (cached && now - cached.at < VOCABULARY_TTL_MS) return cached.terms;
+    const terms = this.vocabulary.all(from, to) as { term: string; doc: number }[];
+    this.ranges.delete(from);
+    this.ranges.set(from, { at: now, terms });
+    // Oldest first: drop the oldest when full.
+    if (this.ranges.size > VOCABULARY_RANGES) this.ranges.delete(this.ranges.keys().next().value!);
+    return terms;
+  }
+}
+
+const prepared = new WeakMap<Database, Map<string, SearchStatements>>();
+function statements(sqlite: Database, weights: [number, number, number]): SearchStatements {
+  let byWeights = prepared.get(sqlite);
+  if (!byWeights) prepared.set(sqlite, (byWeights = new Map()));
+  const key = weights.join(",");
+  let found = byWeights.get(key);
+  if (!found) byWeights.set(key, (found = new SearchStatements(sqlite, weights)));
+  return found;
+}
+
+interface Word {
+  expression: string;
+  /** Notes holding it, counted up to WINDOW + 1. */
+  count: number;
+}
+
+/**
+ * One FTS5 string per word, with the number of notes holding it (the count
+ * stops at WINDOW + 1). A word that is in no note at all is replaced by the
+ * closest index term (typo tolerance); a word still in no note is left out.
+ */
+function indexWords(s: SearchStatements, words: string[]): Word[] {
+  const found: Word[] = [];
+  for (const word of words) {
+    let expression = quote(word);
+    let count = s.count.get(expression, WINDOW + 1)!.n;
+    if (count === 0 && correctable(word)) {
+      const vocabulary = correctionRanges(word).flatMap(([from, to]) => s.terms(from, to));
+      const correction = bestCorrection(word, vocabulary);
+      if (correction) {
+        expression = termExpression(correction);
+        count = s.count.get(expression, WINDOW + 1)!.n;
+      }
+    }
+    if (count > 0) found.push({ expression, count });
   }
   return found;
+}
+
+/**
+ * The best `want` notes by bm25 among those holding any query word (`limit`
+ * of them are shown; the rest settle ties).
+ * When the words are in at most WINDOW notes (the usual case), all of them are
+ * scored: the exact ranking. Otherwise scoring is bounded to a few pools:
+ * - the notes holding every word, if there are at most WINDOW of them (when
+ *   there are more, the newest WINDOW of those and nothing else);
+ * - when some words are narrow (in at most WINDOW notes each) and some broad,
+ *   the notes holding a narrow word, scored on the narrow words only: a rare,
+ *   telling word is never crowded out by a common one;
+ * - otherwise, or when those pools give fewer than `limit` notes, the newest
+ *   WINDOW notes holding any word.
+ * bm25 values of one query are comparable across pools: a note's score
+ * depends only on the words it holds (the narrow pool leaves out the broad
+ * words' small share; a note also in a later pool takes its full score).
+ */
+function rankedCandidates(s: SearchStatements, words: Word[], limit: number, want: number): Candidate[] {
+  const within = (expression: string) => s.count.get(expression, WINDOW + 1)!.n <= WINDOW;
+  const join = (list: Word[], operator: string) => list.map((w) => w.expression).join(` ${operator} `);
+  const sum = (list: Word[]) => list.reduce((total, w) => total + w.count, 0);
+  const any = join(words, "OR");
+  const narrow = words.filter((w) => w.count <= WINDOW);
+  if (sum(words) <= WINDOW || (narrow.length === words.length && within(any))) return s.ranked.all(any, want);
+  if (words.length === 1) return s.windowed.all(any, want, WINDOW);
+  const all = join(words, "AND");
+  const inAll = s.count.get(all, WINDOW + 1)!.n;
+  if (inAll > WINDOW) return s.windowed.all(all, want, WINDOW);
+  // The narrow pool first: a note also in a later pool takes its full score.
+  const found = new Map<number, Candidate>();
+  const add = (pool: Candidate[]) => pool.forEach((candidate) => found.set(candidate.pk, candidate));
+  const someNarrow = narrow.length > 0 && narrow.length < words.length;
+  if (someNarrow) {
+    const narrowAny = join(narrow, "OR");
+    add(sum(narrow) <= WINDOW || within(narrowAny) ? s.ranked.all(narrowAny, want) : s.windowed.all(narrowAny, want, WINDOW));
+  }
+  if (inAll > 0) add(s.ranked.all(all, want));
+  if (!someNarrow || found.size < limit) add(s.windowed.all(any, want, WINDOW));
+  return [...found.values()].sort((a, b) => a.rank - b.rank).slice(0, want);
+}
+
+/**
+ * Ranking happens inside FTS5 (no join per match); only the best candidates
+ * are read from posts, and bm25 ties among them go to net score, then recency.
+ */
+export function searchNotes(sqlite: Database, plan: SearchPlan): NoteRow[] {
+  if (plan.words.length === 0 || plan.limit <= 0) return [];
+  const s = statements(sqlite, plan.weights);
+  const words = indexWords(s, plan.words);
+  if (words.length === 0) return [];
+  const candidates = rankedCandidates(s, words, plan.limit, plan.limit * CANDIDATES_FACTOR);
+  if (candidates.length === 0) return [];
+  const rank = new Map(candidates.map((c) => [c.pk, c.rank]));
+  return s.rows
+    .all(JSON.stringify(candidates.map((c) => c.pk)))
+    .sort((a, b) => rank.get(a.pk)! - rank.get(b.pk)! || b.score - a.score || b.createdAt - a.createdAt)
+    .slice(0, plan.limit);
 }

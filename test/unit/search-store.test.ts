@@ -1,0 +1,117 @@
+// The ranking rules of src/store/sqlite/search.ts on a real (temporary)
+// database: exact bm25 below the window, the pools above it, typo correction,
+// tie-breaking and hostile input.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { rmSync } from "node:fs";
+import { FIELD_WEIGHTS, searchPlan } from "../../src/core/search.ts";
+import { WINDOW } from "../../src/store/sqlite/search.ts";
+import { SqliteStore } from "../../src/store/sqlite/store.ts";
+import { tempDir } from "../helpers/server.ts";
+
+let dir: string;
+let store: SqliteStore;
+let nextPk = 0;
+const titles = new Map<string, string>();
+
+function insert(note: { title: string; body: string; tags?: string[]; score?: number; at?: number }): string {
+  const id = `00000000-0000-7000-8000-${String(++nextPk).padStart(12, "0")}`;
+  store.sqlite
+    .query("INSERT INTO posts (id, contributor_no, title, body, tags, score, comment_count, created_at) VALUES (?, 1, ?, ?, ?, ?, 0, ?)")
+    .run(id, note.title, note.body, JSON.stringify(note.tags ?? []), note.score ?? 0, note.at ?? nextPk);
+  titles.set(id, note.title);
+  return id;
+}
+const search = async (query: string) => (await store.search(searchPlan(query, 10))).map((note) => titles.get(note.id));
+
+beforeAll(async () => {
+  dir = tempDir("cairn-search-");
+  store = new SqliteStore({ dataDir: dir });
+  await store.migrate();
+  store.sqlite.query("INSERT INTO contributors (email, key_prefix, key_digest, active, created_at) VALUES ('t@example.org', 'cairn_tttttt', x'00', 1, 0)").run();
+  store.sqlite.transaction(() => {
+    insert({ title: "SQLITE_BUSY: database is locked", body: "Two writers; set busy_timeout and use BEGIN IMMEDIATE." });
+    insert({ title: "Postgres replication lag", body: "The replica fell behind during the batch job." });
+    insert({ title: "Certificate expired on Monday", body: "certbot renewal failed; nginx was not reloaded." });
+    // Old notes holding a rare word, then more than WINDOW newer notes holding only a common one.
+    insert({ title: "Zephyr gateway timeouts", body: "The zephyr proxy dropped idle connections; common fix below." });
+    insert({ title: "Notes on zephyr", body: "Another zephyr write-up, common words only." });
+    for (let i = 0; i < WINDOW + 200; i++) insert({ title: `Filler note ${i}`, body: `common words everywhere, number ${i}` });
+    // Identical text: ties go to the higher net score, then the newer note.
+    insert({ title: "Quibble twin", body: "same text", score: 1, at: 1000 });
+    insert({ title: "Quibble twin", body: "same text", score: 5, at: 500 });
+    insert({ title: "Quibble twin", body: "same text", score: 5, at: 2000 });
+  })();
+  // Distinguish the twins by their order of insertion.
+  const twins = [...titles].filter(([, title]) => title === "Quibble twin").map(([id]) => id);
+  twins.forEach((id, i) => titles.set(id, `Quibble twin ${["score 1", "score 5 older", "score 5 newer"][i]}`));
+});
+
+afterAll(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("ranking", () => {
+  test("below the window the order is bm25 over any word with the plan's weights, then net score, then recency", async () => {
+    const [title, tags, body] = FIELD_WEIGHTS;
+    const expected = store.sqlite
+      .query<{ title: string }, [string]>(
+        `SELECT p.title FROM posts_fts f JOIN posts p ON p.pk = f.rowid WHERE posts_fts MATCH ?
+          ORDER BY bm25(posts_fts, ${title}, ${tags}, ${body}), p.score DESC, p.created_at DESC LIMIT 10`,
+      )
+      .all('"replication" OR "certificate" OR "locked"')
+      .map((row) => row.title);
+    expect(await search("replication certificate locked")).toEqual(expected);
+  });
+
+  test("a rare word is not crowded out when the query's words are in more than WINDOW notes", async () => {
+    const found = await search("common zephyr");
+    expect(found.slice(0, 2).sort()).toEqual(["Notes on zephyr", "Zephyr gateway timeouts"]);
+    expect(found.length).toBe(10);
+  });
+
+  test("a word in more than WINDOW notes alone still answers, newest matches first among equals", async () => {
+    const found = await search("filler");
+    expect(found.length).toBe(10);
+    for (const title of found) expect(title).toMatch(/^Filler note \d+$/);
+  });
+
+  test("ties go to the higher net score, then the newer note", async () => {
+    expect(await search("quibble")).toEqual(["Quibble twin score 5 newer", "Quibble twin score 5 older", "Quibble twin score 1"]);
+  });
+
+  test("function words do not decide the ranking", async () => {
+    expect((await search("how to fix the replication lag"))[0]).toBe("Postgres replication lag");
+  });
+});
+
+describe("typo tolerance", () => {
+  test("a word in no note is replaced by the closest index term", async () => {
+    expect((await search("datbase is locked"))[0]).toBe("SQLITE_BUSY: database is locked");
+    expect((await search("certifcate expired"))[0]).toBe("Certificate expired on Monday");
+    expect((await search("replicaton"))[0]).toBe("Postgres replication lag");
+  });
+
+  test("nothing close enough: no results", async () => {
+    expect(await search("nonexistentwordzzq")).toEqual([]);
+    expect(await search("wombat")).toEqual([]);
+  });
+
+  test("a word that is in some note is never corrected", async () => {
+    insert({ title: "Replicaton is spelt wrong here", body: "typo kept on purpose" });
+    expect(await search("replicaton")).toEqual(["Replicaton is spelt wrong here"]);
+  });
+});
+
+describe("hostile input reaches the index only as quoted words", () => {
+  test("search syntax, quotes and odd characters never throw", async () => {
+    const hostile = ['"', '""', "*", "zephyr*", "title:zephyr", "-zephyr", "NEAR(zephyr common, 2)", "(", "^", "{title}:", "AND", "OR NOT",
+      "😀", "\u0000", "\ud800", "e\u0301", "İstanbul", "'; DROP TABLE posts; --", "a b c d e f g h i j k l m n o p q r s t u v w x y z"];
+    for (const query of hostile) {
+      const plan = searchPlan(query, 10);
+      if (plan.expressions.length === 0) continue;
+      expect(Array.isArray(await store.search(plan))).toBe(true);
+    }
+    expect(await search("zephyr*")).toContain("Zephyr gateway timeouts");
+  });
+});
