@@ -66,14 +66,9 @@ export class Cairn {
     }
     const address = normaliseEmail(email);
     this.breakers.hit("registrations", clientIp);
-    const key = mintKey();
     // With EMAIL_ENABLED=1 the welcome mail is queued in the same transaction
     // (a durable outbox row); the sender in src/mail delivers it later.
-    const contributor = await this.store.createContributor(
-      { email: address, keyPrefix: key.prefix, keyDigest: key.digest, createdAt: this.now() },
-      this.config.emailEnabled ? { kind: "welcome" } : undefined,
-    );
-    return { contributor_no: contributor.contributorNo, api_key: key.key, created_at: iso(contributor.createdAt) };
+    return this.createContributor(address, this.config.emailEnabled);
   }
 
   /**
@@ -82,14 +77,15 @@ export class Cairn {
    * over in person (see docs/email.md).
    */
   async provision(email: string) {
-    const address = normaliseEmail(email);
+    return this.createContributor(normaliseEmail(email), false);
+  }
+
+  private async createContributor(address: string, welcomeMail: boolean) {
     const key = mintKey();
-    const contributor = await this.store.createContributor({
-      email: address,
-      keyPrefix: key.prefix,
-      keyDigest: key.digest,
-      createdAt: this.now(),
-    });
+    const contributor = await this.store.createContributor(
+      { email: address, keyPrefix: key.prefix, keyDigest: key.digest, createdAt: this.now() },
+      welcomeMail ? { kind: "welcome" } : undefined,
+    );
     return { contributor_no: contributor.contributorNo, api_key: key.key, created_at: iso(contributor.createdAt) };
   }
 
