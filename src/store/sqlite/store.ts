@@ -1,7 +1,7 @@
 // The SQLite engine: one file in DATA_DIR, WAL mode, foreign keys on.
-// bun:sqlite is synchronous, so each method's transaction runs to completion
-// before another request's code runs; BEGIN IMMEDIATE orders writers across
-// processes (the server and `cairn admin`).
+// bun:sqlite is synchronous, so a transaction runs to completion before any
+// other request's code runs. Request writes are group-committed (see write());
+// BEGIN IMMEDIATE orders writers across processes (the server and `cairn admin`).
 import { Database, type Statement } from "bun:sqlite";
 import { chmodSync, existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -39,8 +39,6 @@ const UNAVAILABLE_CODES = ["SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_IOERR", "SQLI
 export interface SqliteOptions {
   dataDir: string;
   durability?: "normal" | "full";
-  /** Open without creating the file (admin verbs on a missing directory fail loudly). */
-  mustExist?: boolean;
 }
 
 export function databasePath(dataDir: string): string {
@@ -85,10 +83,10 @@ export class SqliteStore implements Store {
   constructor(options: SqliteOptions) {
     // The file holds e-mail addresses and key digests: owner-only from the start
     // (SQLite gives the -wal and -shm files the database file's mode).
-    if (!options.mustExist) mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+    mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
     const file = databasePath(options.dataDir);
     const isNew = !existsSync(file);
-    this.sqlite = new Database(file, { create: !options.mustExist, strict: true });
+    this.sqlite = new Database(file, { create: true, strict: true });
     if (isNew) chmodSync(file, 0o600);
     this.sqlite.exec("PRAGMA busy_timeout = 5000");
     this.sqlite.exec("PRAGMA journal_mode = WAL");
