@@ -57,3 +57,19 @@ test("a batch that cannot start (database locked) fails every job in it, and the
   other.sqlite.exec("ROLLBACK");
   expect(await store.createNote(note(author, "c"), () => false)).not.toBe("duplicate");
 });
+
+test("a cached note never serves a stale score, comment count or deleted note", async () => {
+  const { store, author } = await freshStore();
+  const voter = await store.createContributor({ email: "v@b.c", keyPrefix: "cairn_bbbbbb", keyDigest: new Uint8Array(32), createdAt: 1 });
+  const created = await store.createNote(note(author, "cached"), () => false);
+  if (created === "duplicate") throw new Error("unexpected duplicate");
+  expect((await store.getNote(created.id))?.score).toBe(0); // now cached
+  await store.setVote(created.id, voter.contributorNo, 1, 2);
+  expect((await store.getNote(created.id))?.score).toBe(1);
+  await store.addComment(created.id, { contributorNo: voter.contributorNo, body: "hi", createdAt: 3 });
+  expect((await store.getNote(created.id))?.commentCount).toBe(1);
+  await store.setVote(created.id, voter.contributorNo, -1, 4);
+  expect((await store.getNote(created.id))?.score).toBe(-1);
+  expect(await store.deleteNote(created.id, author)).toBe("deleted");
+  expect(await store.getNote(created.id)).toBeNull();
+});

@@ -30,6 +30,9 @@ import { comments, contributors, posts, votes, webEventCounts } from "./schema.t
 
 const MIGRATIONS_TABLE = "__drizzle_migrations";
 
+/** Notes kept in memory (~3 KB each on average). */
+const NOTE_CACHE_ENTRIES = 10_000;
+
 /** The most request writes committed together. */
 const MAX_WRITE_BATCH = 256;
 
@@ -76,6 +79,14 @@ export class SqliteStore implements Store {
   readonly sqlite: Database;
   private readonly db: BunSQLiteDatabase<typeof schema>;
   private prepared?: ReturnType<SqliteStore["prepare"]>;
+  /**
+   * Recently read notes. A note read costs two B-tree lookups on a UUID index
+   * and half of a keyed GET's time; a hit costs a Map lookup. Every write that
+   * changes a note (vote, comment, delete) drops its entry inside the write, so
+   * no stale score or count is served. Only the server process writes notes
+   * (the admin verbs never do), so no other connection can change them behind it.
+   */
+  private readonly noteCache = new BoundedCache<string, NoteRecord>(NOTE_CACHE_ENTRIES);
   private writeQueue: { work: () => unknown; resolve: (value: unknown) => void; reject: (error: unknown) => void }[] = [];
   private flushScheduled = false;
   private readonly outbox: SqliteOutbox;
@@ -376,8 +387,13 @@ export class SqliteStore implements Store {
   }
 
   async getNote(id: string): Promise<NoteRecord | null> {
+    const cached = this.noteCache.get(id);
+    if (cached) return cached;
     const row = this.statements.noteById.get(id);
-    return row ? toNote(row) : null;
+    if (!row) return null;
+    const note = toNote(row);
+    this.noteCache.set(id, note);
+    return note;
   }
 
   async deleteNote(id: string, contributorNo: number): Promise<DeleteOutcome> {
@@ -385,6 +401,7 @@ export class SqliteStore implements Store {
       const note = this.statements.notePk.get({ id });
       if (!note) return "missing";
       if (note.contributorNo !== contributorNo) return "not_author";
+      this.noteCache.delete(id);
       // Comments and votes go by ON DELETE CASCADE, the search entry by trigger.
       this.statements.deleteNote.run({ postPk: note.pk });
       return "deleted";
@@ -401,6 +418,7 @@ export class SqliteStore implements Store {
     return this.write(() => {
       const note = this.statements.notePk.get({ id: noteId });
       if (!note) return null;
+      this.noteCache.delete(noteId);
       this.statements.insertComment.run({ postPk: note.pk, ...comment });
       const { commentCount } = this.statements.bumpCommentCount.get({ postPk: note.pk })!;
       return { comment, commentCount };
@@ -412,6 +430,7 @@ export class SqliteStore implements Store {
       const note = this.statements.notePk.get({ id: noteId });
       if (!note) return { kind: "missing" };
       if (note.contributorNo === contributorNo) return { kind: "own_note" };
+      this.noteCache.delete(noteId);
       const key = { postPk: note.pk, contributorNo };
       const previous = (this.statements.vote.get(key)?.value ?? 0) as VoteValue;
       if (previous === value) return { kind: "ok", score: this.statements.score.get(key)!.score, value };
@@ -480,5 +499,31 @@ export class SqliteStore implements Store {
 
   async outboxCounts() {
     return this.outbox.counts();
+  }
+}
+
+/** A Map bounded to `limit` entries, dropping the least recently used. */
+class BoundedCache<K, V> {
+  private readonly entries = new Map<K, V>();
+  constructor(private readonly limit: number) {}
+
+  get(key: K): V | undefined {
+    const value = this.entries.get(key);
+    if (value !== undefined) {
+      // Re-inserting keeps Map order = recency order.
+      this.entries.delete(key);
+      this.entries.set(key, value);
+    }
+    return value;
+  }
+
+  set(key: K, value: V): void {
+    this.entries.delete(key);
+    this.entries.set(key, value);
+    if (this.entries.size > this.limit) this.entries.delete(this.entries.keys().next().value as K);
+  }
+
+  delete(key: K): void {
+    this.entries.delete(key);
   }
 }
