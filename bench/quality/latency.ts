@@ -29,7 +29,7 @@ export const percentile = (sorted: number[], p: number) => sorted[Math.min(sorte
 export const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 if (import.meta.main) {
-  const store = new SqliteStore({ dataDir: dir, mustExist: true });
+  const store = new SqliteStore({ dataDir: dir });
   const queries = (args.queries ? (JSON.parse(await Bun.file(args.queries).text()) as { query: string }[]).map((q) => q.query) : BENCH_QUERIES);
   for (const q of queries) await store.search(searchPlan(q, 10)); // warm the page cache and statements
   const p50s: number[] = [];
