@@ -3,6 +3,7 @@
 //   bun run build && bun bench/run.ts [--notes 100000] [--duration 10] [--connections 50] [--data DIR]
 // --data reuses a directory made by bench/seed.ts (e.g. 1M notes) instead of seeding.
 // Needs wrk (Debian: apt-get install wrk).
+import { Database } from "bun:sqlite";
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -29,6 +30,12 @@ if (!args.data) {
   );
   if (seed.exitCode !== 0) throw new Error("seeding failed");
 }
+const noteCount = (() => {
+  const db = new Database(join(dataDir, "cairn.db"), { readonly: true });
+  const n = (db.query("SELECT count(*) AS n FROM posts").get() as { n: number }).n;
+  db.close();
+  return n;
+})();
 const { keys, ids, queries } = JSON.parse(readFileSync(join(dataDir, "keys.json"), "utf8")) as { keys: string[]; ids: string[]; queries?: string[] };
 
 const payload = JSON.stringify({ id: "0".repeat(36), title: "x".repeat(100), body: "y".repeat(400), tags: ["a"], n: 1 }).slice(0, 600);
@@ -126,7 +133,7 @@ await strict.exited;
 baseline.kill();
 const dbBytes = statSync(join(dataDir, "cairn.db")).size;
 
-console.log(`\nCairn HTTP bench: ${notes} notes, wrk -t2 -c${connections} -d${duration}s, ${new Date().toISOString()}`);
+console.log(`\nCairn HTTP bench: ${noteCount} notes, wrk -t2 -c${connections} -d${duration}s, ${new Date().toISOString()}`);
 console.log("| scenario | req/s | p50 ms | p99 ms | non-2xx | note |\n|---|---|---|---|---|---|");
 for (const [name, f, note] of results) {
   console.log(`| ${name} | ${f.rps.toFixed(0)} | ${f.p50.toFixed(2)} | ${f.p99.toFixed(2)} | ${f.non2xx} | ${note} |`);
