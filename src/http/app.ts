@@ -1,5 +1,6 @@
 // Routes: parse, call the core, map errors. Handlers stay short; the rules are
 // in src/core, the SQL in src/store.
+import { ValueErrorType } from "@sinclair/typebox/errors";
 import { Elysia, ValidationError } from "elysia";
 import packageJson from "../../package.json";
 import type { Config } from "../config.ts";
@@ -62,7 +63,7 @@ function typeName(schema: any): string | undefined {
 
 function validationToAppError(error: ValidationError, path: string): AppError {
   const first = error.valueError;
-  if (error.type === "body" && path === "/v1/search" && first && first.type === 42 /* additional property */) {
+  if (error.type === "body" && path === "/v1/search" && first && first.type === ValueErrorType.ObjectAdditionalProperties) {
     return invalid(SEARCH_ONLY_QUERY);
   }
   if (!first) return invalid("The request is not valid; check it against /v1/openapi.json.");

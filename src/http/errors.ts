@@ -35,15 +35,3 @@ export const internalError = (requestId: string) =>
     "internal_error",
     `Something went wrong on the server (request id ${requestId}). It has been logged; retry later, or report the request id to the operator.`,
   );
-
-/** Turns one TypeBox validation failure into a sentence naming the field and the rule. */
-export function describeValidation(path: string, message: string, value: unknown, schemaType?: string): string {
-  const field = path.replace(/^\//, "").replaceAll("/", ".");
-  if (field === "") {
-    if (value === undefined || value === null) return "The request needs a JSON object body.";
-    return "The request body must be a JSON object.";
-  }
-  if (value === undefined) return `\`${field}\` is required.`;
-  if (schemaType) return `\`${field}\` must be ${schemaType}.`;
-  return `\`${field}\` is invalid: ${message}.`;
-}
