@@ -24,7 +24,7 @@ import { TAG_PATTERN } from "../src/core/limits.ts";
 import { uuidv7 } from "../src/core/ids.ts";
 import { mintKey } from "../src/core/keys.ts";
 import { SqliteStore, databasePath } from "../src/store/sqlite/store.ts";
-import { AREAS, TOPICS, hash32 } from "./quality/corpus.ts";
+import { AREAS, TOPICS, Rng as CorpusRng, hash32 } from "./quality/corpus.ts";
 import type { Area, Topic } from "./quality/corpus/dsl.ts";
 import {
   CLOSERS,
@@ -46,39 +46,8 @@ export const DEFAULT_SEED = "cairn-bench-v1";
 
 // --- deterministic randomness -------------------------------------------------
 
-export class Rng {
-  private state: number;
-  constructor(key: string) {
-    this.state = hash32(key) || 1;
-  }
-  /** mulberry32 */
-  next(): number {
-    let t = (this.state = (this.state + 0x6d2b79f5) >>> 0);
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  }
-  int(min: number, max: number): number {
-    return min + Math.floor(this.next() * (max - min + 1));
-  }
-  chance(p: number): boolean {
-    return this.next() < p;
-  }
-  pick<T>(list: readonly T[]): T {
-    return list[Math.floor(this.next() * list.length)];
-  }
-  /** `count` distinct items in random order. */
-  sample<T>(list: readonly T[], count: number): T[] {
-    const copy = list.slice();
-    const n = Math.max(0, Math.min(count, copy.length));
-    for (let i = 0; i < n; i++) {
-      const j = i + Math.floor(this.next() * (copy.length - i));
-      const t = copy[i];
-      copy[i] = copy[j];
-      copy[j] = t;
-    }
-    return copy.slice(0, n);
-  }
+/** The corpus PRNG plus the distributions the seeder needs. */
+export class Rng extends CorpusRng {
   /** Standard normal (Box-Muller). */
   normal(): number {
     return Math.sqrt(-2 * Math.log(1 - this.next())) * Math.cos(2 * Math.PI * this.next());

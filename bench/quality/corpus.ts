@@ -66,10 +66,11 @@ export function hash32(text: string): number {
   return h >>> 0;
 }
 
-class Rng {
+/** A small seeded PRNG (mulberry32); the same seed text gives the same sequence. */
+export class Rng {
   private state: number;
-  constructor(key: string) {
-    this.state = hash32(`${SEED}:${key}`) || 1;
+  constructor(seedText: string) {
+    this.state = hash32(seedText) || 1;
   }
   /** mulberry32 */
   next(): number {
@@ -163,7 +164,7 @@ function list(intro: string, items: string[]): string {
 
 function focusedNote(area: Area, topic: Topic, index: number): CorpusNote {
   const key = `${topic.key}/${index}`;
-  const rng = new Rng(key);
+  const rng = new Rng(`${SEED}:${key}`);
   const f = (s: string) => fill(s, rng, area.label);
   const roll = rng.next();
   const style = roll < 0.4 ? "report" : roll < 0.58 ? "tip" : roll < 0.72 ? "checklist" : roll < 0.88 ? "long" : "open";
@@ -260,7 +261,7 @@ function focusedNote(area: Area, topic: Topic, index: number): CorpusNote {
 
 function digestNote(index: number): CorpusNote {
   const key = `digest/${index}`;
-  const rng = new Rng(key);
+  const rng = new Rng(`${SEED}:${key}`);
   const area = rng.pick(AREAS.filter((a) => a.topics.length >= 3));
   const f = (s: string) => fill(s, rng, area.label);
   const mentioned = rng.sample(area.topics, rng.int(3, Math.min(5, area.topics.length)));
@@ -283,7 +284,7 @@ function digestNote(index: number): CorpusNote {
 
 function backgroundNote(area: Area, index: number): CorpusNote {
   const key = `${area.key}/bg/${index}`;
-  const rng = new Rng(key);
+  const rng = new Rng(`${SEED}:${key}`);
   const f = (s: string) => fill(s, rng, area.label);
   const long = rng.chance(0.3);
   const facts = rng.sample(area.facts, long ? area.facts.length : rng.int(3, Math.min(8, area.facts.length))).map((s) => f(fact(s)));
