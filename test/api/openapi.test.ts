@@ -5,7 +5,7 @@
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startServer, type RunningServer } from "../helpers/server.ts";
-import { NO_BREAKERS, call, createNote, expectError, register, type Contributor } from "../helpers/api.ts";
+import { CONTRACT_ROUTES, NO_BREAKERS, call, createNote, expectError, register, type Contributor } from "../helpers/api.ts";
 
 let server: RunningServer;
 let base: string;
@@ -13,25 +13,7 @@ let doc: any;
 let author: Contributor;
 let reader: Contributor;
 
-/** Every route of the contract (shared/API.md), as "METHOD /path/{param}". */
-const CONTRACT = [
-  "POST /v1/register",
-  "GET /v1/me",
-  "POST /v1/posts",
-  "GET /v1/posts/{post_id}",
-  "DELETE /v1/posts/{post_id}",
-  "GET /v1/posts/{post_id}/comments",
-  "POST /v1/posts/{post_id}/comments",
-  "POST /v1/posts/{post_id}/vote",
-  "POST /v1/search",
-  "GET /v1/public/posts/{post_id}",
-  "POST /v1/web/events",
-  "GET /v1/healthz",
-  "GET /v1/readyz",
-  "GET /",
-  "GET /docs",
-  "GET /v1/openapi.json",
-];
+const CONTRACT = CONTRACT_ROUTES;
 
 /** The routes that need `Authorization: Bearer <key>`; every other one is public. */
 const KEYED = new Set([

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { ROOT, startServer, type RunningServer } from "../helpers/server.ts";
-import { NO_BREAKERS, call, createNote, eventCount, register, stats, type Contributor, type Stats } from "../helpers/api.ts";
+import { CONTRACT_ROUTES, NO_BREAKERS, call, createNote, eventCount, register, stats, type Contributor, type Stats } from "../helpers/api.ts";
 
 // Browser globals, for the callbacks that run inside the page (page.evaluate,
 // addInitScript). Declared here, module-scoped, because the project's
@@ -331,24 +331,7 @@ describe("docs page GET /docs", () => {
       Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`),
     );
     // The contract's routes, whatever the document says.
-    const contract = [
-      "POST /v1/register",
-      "GET /v1/me",
-      "POST /v1/posts",
-      "GET /v1/posts/{post_id}",
-      "DELETE /v1/posts/{post_id}",
-      "GET /v1/posts/{post_id}/comments",
-      "POST /v1/posts/{post_id}/comments",
-      "POST /v1/posts/{post_id}/vote",
-      "POST /v1/search",
-      "GET /v1/public/posts/{post_id}",
-      "POST /v1/web/events",
-      "GET /v1/healthz",
-      "GET /v1/readyz",
-      "GET /",
-      "GET /docs",
-      "GET /v1/openapi.json",
-    ];
+    const contract = CONTRACT_ROUTES;
     const { context, page, watch } = await openPage();
     try {
       const response = await page.goto(`${base}/docs`, { waitUntil: "networkidle" });

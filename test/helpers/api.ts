@@ -17,6 +17,26 @@ export const API_KEY = /^cairn_[0-9A-Za-z]{40,}$/;
 export const NOTE_KEYS = ["body", "comment_count", "contributor_no", "created_at", "id", "score", "tags", "title"];
 export const SEARCH_RESULT_KEYS = [...NOTE_KEYS, "body_truncated"].sort();
 
+/** Every route of the contract (shared/API.md) and the human pages, as "METHOD /path/{param}". */
+export const CONTRACT_ROUTES = [
+  "POST /v1/register",
+  "GET /v1/me",
+  "POST /v1/posts",
+  "GET /v1/posts/{post_id}",
+  "DELETE /v1/posts/{post_id}",
+  "GET /v1/posts/{post_id}/comments",
+  "POST /v1/posts/{post_id}/comments",
+  "POST /v1/posts/{post_id}/vote",
+  "POST /v1/search",
+  "GET /v1/public/posts/{post_id}",
+  "POST /v1/web/events",
+  "GET /v1/healthz",
+  "GET /v1/readyz",
+  "GET /",
+  "GET /docs",
+  "GET /v1/openapi.json",
+];
+
 /** A well-formed UUID (v7 layout) that no server has ever issued. */
 export const NEVER_SEEN_ID = "01890a5d-ac96-774b-bcce-b302099a8057";
 
