@@ -91,6 +91,7 @@ export async function runAdmin(args: string[]): Promise<number> {
         if (!flags.email) throw new UsageError("give the address: `cairn admin provision --email someone@example.org`");
         const cairn = new Cairn(store, config);
         print(await cairn.provision(flags.email));
+        warnIfUnsignalled(store);
         return 0;
       }
       case "revoke":
@@ -102,6 +103,7 @@ export async function runAdmin(args: string[]): Promise<number> {
           return 1;
         }
         print({ contributor_no: number, active });
+        warnIfUnsignalled(store);
         return 0;
       }
       case "backup": {
@@ -133,6 +135,14 @@ export async function runAdmin(args: string[]): Promise<number> {
   } finally {
     await store.close();
   }
+}
+
+/** A running server keeps keys in memory and learns of changes through DATA_DIR/key-generation. */
+function warnIfUnsignalled(store: SqliteStore): void {
+  if (store.keyCacheOffReason === null) return;
+  console.error(
+    `cairn admin: the change is saved, but a running server was not told (${store.keyCacheOffReason}); restart it to apply the change now`,
+  );
 }
 
 /** Copies a backup into an empty data directory after checking it is a sound Cairn database. */

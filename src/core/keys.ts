@@ -28,7 +28,8 @@ function randomBase62(count: number): string {
 }
 
 export function digestKey(key: string): Uint8Array {
-  return new Bun.CryptoHasher("sha256").update(key).digest() as Uint8Array;
+  // The static one-shot form: no hasher object per request.
+  return Bun.SHA256.hash(key) as Uint8Array;
 }
 
 export function keyPrefix(key: string): string {

@@ -25,7 +25,22 @@ export interface CommentView {
   created_at: string;
 }
 
+// The store hands out the same record object until the note changes (its
+// cache drops the record on every vote, comment or delete), so a view built
+// once per record is never stale, and the HTTP layer can key its serialised
+// body on the view object in turn.
+const viewsOfRecords = new WeakMap<NoteRecord, NoteView>();
+
 export function noteView(note: NoteRecord): NoteView {
+  let view = viewsOfRecords.get(note);
+  if (!view) {
+    view = buildNoteView(note);
+    viewsOfRecords.set(note, view);
+  }
+  return view;
+}
+
+function buildNoteView(note: NoteRecord): NoteView {
   return {
     id: note.id,
     contributor_no: note.contributorNo,
@@ -40,7 +55,7 @@ export function noteView(note: NoteRecord): NoteView {
 
 export function searchResultView(note: NoteRecord, snipChars: number): SearchResultView {
   const { text, truncated } = snip(note.body, snipChars);
-  return { ...noteView(note), body: text, body_truncated: truncated };
+  return { ...buildNoteView(note), body: text, body_truncated: truncated };
 }
 
 export function commentView(comment: CommentRecord): CommentView {

@@ -8,13 +8,14 @@ import { AppError, invalid } from "../core/errors.ts";
 import { KEY_MARKER } from "../core/keys.ts";
 import type { Cairn } from "../core/service.ts";
 import type { Store } from "../store/types.ts";
-import { bodyLimitFor, checkDeclaredLength, readJsonBody } from "./body.ts";
+import { bodyLimitFor, readJsonBody } from "./body.ts";
 import { errorResponse, internalError, routeNotFound } from "./errors.ts";
 import type { Logger } from "./log.ts";
 import * as S from "./schemas.ts";
 import { docsResponse } from "../web/docs-page.ts";
 import { landingResponse } from "../web/landing.ts";
 import { notePageResponse, wantsHtml } from "../web/note-page.ts";
+import { noteResponse } from "./note-body.ts";
 import { openApiDocument, type OpenApiDocument } from "./openapi.ts";
 
 interface RequestMeta {
@@ -22,6 +23,8 @@ interface RequestMeta {
   started: number;
   status?: number;
 }
+
+const PUBLIC_NOTE_HEADERS = { "cache-control": "public, max-age=60", vary: "Accept" };
 
 /** A caller's (or proxy's) request id is kept only when it is short and plain. */
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{8,64}$/;
@@ -101,7 +104,7 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
       response: { 201: S.Note, 409: S.ErrorBody, ...S.keyedErrors },
       detail: { summary: "Create a note", tags: ["notes"] },
     })
-    .get("/v1/posts/:post_id", ({ params }) => cairn.getNote(params.post_id), {
+    .get("/v1/posts/:post_id", async ({ params, set }): Promise<Response> => noteResponse(await cairn.getNote(params.post_id), set), {
       params: S.IdParams,
       response: { 200: S.Note, 404: S.ErrorBody, ...S.keyedErrors },
       detail: { summary: "Fetch one note in full", tags: ["notes"] },
@@ -143,23 +146,16 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
   // ignored everywhere (TypeBox allows them) except where a schema forbids them (search).
   const requests = new WeakMap<Request, RequestMeta>();
   const app = new Elysia({ normalize: false })
+    // Keep this hook free of `await` and `return f(...)`: Elysia reads a hook's
+    // source to decide whether to await it, and an awaited onRequest costs
+    // every request a microtask. Oversized bodies are refused in onParse,
+    // from the declared Content-Length, before any byte is read.
     .onRequest(({ request, set }) => {
       const incoming = request.headers.get("x-request-id");
       // A caller's id is logged, so anything shaped like an API key is replaced.
       const id = incoming && SAFE_REQUEST_ID.test(incoming) && !incoming.startsWith(KEY_MARKER) ? incoming : crypto.randomUUID();
       requests.set(request, { id, started: performance.now() });
       set.headers["x-request-id"] = id;
-      // Refuse a declared oversize body before routing or reading anything.
-      if (request.method !== "GET" && request.method !== "HEAD") {
-        const path = new URL(request.url).pathname;
-        try {
-          checkDeclaredLength(request, bodyLimitFor(path));
-        } catch (error) {
-          // Answered before routing, so onAfterResponse never sees it: log here.
-          log.request({ requestId: id, method: request.method, route: "(refused before routing)", status: 413, ms: 0 });
-          return errorResponse(error as AppError);
-        }
-      }
     })
     .onParse(({ request }) => readJsonBody(request, bodyLimitFor(new URL(request.url).pathname)))
     .onError(({ error, code, request, path }) => {
@@ -211,12 +207,10 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
     .get(
       "/v1/public/posts/:post_id",
       // The HTML page is a plain Response beside the typed JSON answer.
-      async ({ params, request, set }): Promise<any> => {
+      async ({ params, request, set }): Promise<Response> => {
         const note = await cairn.publicNote(params.post_id);
         if (wantsHtml(request.headers.get("accept"))) return notePageResponse(note);
-        set.headers["cache-control"] = "public, max-age=60";
-        set.headers.vary = "Accept";
-        return note;
+        return noteResponse(note, set, PUBLIC_NOTE_HEADERS);
       },
       {
         params: S.IdParams,

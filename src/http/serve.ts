@@ -52,6 +52,9 @@ export async function runServe(args: string[]): Promise<number> {
 
   const store = new SqliteStore({ dataDir: config.dataDir, durability: config.durability });
   await store.migrate();
+  if (store.keyCacheOffReason !== null) {
+    log.warn("API keys are read from the database on every request (slower): the key-change signal is unavailable", { reason: store.keyCacheOffReason });
+  }
   const cairn = new Cairn(store, config);
   const app = createApp({ cairn, store, config, log, isAccepting: () => accepting });
   app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: 16 * 1024 * 1024 });

@@ -3,7 +3,7 @@
 // SHA-256 digest in constant time (src/core/service.ts `authenticate`, which
 // loops over all candidates with crypto.timingSafeEqual and never returns early).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
+import { mkdirSync, rmSync } from "node:fs";
 import { loadConfig } from "../../src/config.ts";
 import { AppError } from "../../src/core/errors.ts";
 import { digestKey, KEY_PREFIX_LENGTH, mintKey } from "../../src/core/keys.ts";
@@ -128,4 +128,58 @@ describe("authenticate with contributors sharing a key prefix", () => {
     }
     expect(digestReads).toBe(0);
   });
+});
+
+describe("the in-memory key cache (src/store/sqlite/change-signal.ts)", () => {
+  test("a new key sharing an already cached prefix is accepted at once", async () => {
+    expect(await outcome(keyA)).toBe(noA); // the prefix's candidates are now cached
+    const keyD = prefix + randomTail(keyA.length - KEY_PREFIX_LENGTH);
+    const created = await store.createContributor({ email: "d@example.org", keyPrefix: prefix, keyDigest: digestKey(keyD), createdAt: Date.now() });
+    expect(await outcome(keyD)).toBe(created.contributorNo);
+    expect(await outcome(keyA)).toBe(noA);
+  });
+
+  test("the cache is real: a change behind the store's back is unseen until a key change is announced", async () => {
+    expect(await outcome(keyC)).toBe(noC);
+    store.sqlite.query("UPDATE contributors SET active = 0 WHERE contributor_no = ?").run(noC);
+    expect(await outcome(keyC)).toBe(noC); // served from memory
+    // Any key change through a store (here: re-activating A, a no-op) announces itself.
+    await store.setActive(noA, true);
+    expect(await outcome(keyC)).toBe("unauthorized");
+    await store.setActive(noC, true);
+    expect(await outcome(keyC)).toBe(noC);
+  });
+
+  test("a revoke committed by another process is seen on the next call", async () => {
+    expect(await outcome(keyB)).toBe(noB);
+    const storeModule = JSON.stringify(`${import.meta.dir}/../../src/store/sqlite/store.ts`);
+    const revoke = (active: boolean) =>
+      Bun.spawnSync([
+        process.execPath,
+        "-e",
+        `const { SqliteStore } = await import(${storeModule});
+         const s = new SqliteStore({ dataDir: ${JSON.stringify(dir)} });
+         if (!(await s.setActive(${noB}, ${active}))) process.exit(3);
+         await s.close();`,
+      ]).exitCode;
+    expect(revoke(false)).toBe(0);
+    expect(await outcome(keyB)).toBe("unauthorized");
+    expect(revoke(true)).toBe(0);
+    expect(await outcome(keyB)).toBe(noB);
+  });
+});
+
+test("with the signal off (key-generation unusable), every lookup reads SQLite: nothing stale", async () => {
+  const offDir = tempDir("cairn-auth-off-");
+  mkdirSync(`${offDir}/key-generation`);
+  const offStore = new SqliteStore({ dataDir: offDir });
+  await offStore.migrate();
+  expect(offStore.keyCacheOffReason).toContain("key-generation");
+  const minted = mintKey();
+  const created = await offStore.createContributor({ email: "off@example.org", keyPrefix: minted.prefix, keyDigest: minted.digest, createdAt: Date.now() });
+  expect((await offStore.keyCandidates(minted.prefix)).map((c) => Boolean(c.active))).toEqual([true]);
+  offStore.sqlite.query("UPDATE contributors SET active = 0 WHERE contributor_no = ?").run(created.contributorNo);
+  expect((await offStore.keyCandidates(minted.prefix)).map((c) => Boolean(c.active))).toEqual([false]);
+  await offStore.close();
+  rmSync(offDir, { recursive: true, force: true });
 });

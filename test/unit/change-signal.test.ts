@@ -1,0 +1,64 @@
+// The key-change signal: a counter in a shared mapping that other processes
+// see at once, created 0600, and off (never trusted) when it cannot be mapped.
+import { describe, expect, test } from "bun:test";
+import { mkdirSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { ChangeSignal } from "../../src/store/sqlite/change-signal.ts";
+import { tempDir } from "../helpers/server.ts";
+
+const bumpInAnotherProcess = (dir: string, times: number) =>
+  Bun.spawnSync([
+    process.execPath,
+    "-e",
+    `const { ChangeSignal } = await import(${JSON.stringify(join(import.meta.dir, "../../src/store/sqlite/change-signal.ts"))});
+     const s = ChangeSignal.open(${JSON.stringify(dir)}); for (let i = 0; i < ${times}; i++) s.bump();`,
+  ]);
+
+describe("ChangeSignal", () => {
+  test("a bump in another process is seen here without reopening; the file is 0600", () => {
+    const dir = tempDir();
+    const signal = ChangeSignal.open(dir);
+    expect(signal.available).toBe(true);
+    expect(statSync(join(dir, "key-generation")).mode & 0o777).toBe(0o600);
+    const before = signal.read();
+    expect(bumpInAnotherProcess(dir, 1).exitCode).toBe(0);
+    expect(signal.read()).not.toBe(before);
+  });
+
+  test("concurrent bumps from several processes are all counted (atomic across processes)", async () => {
+    const dir = tempDir();
+    const signal = ChangeSignal.open(dir);
+    const before = signal.read();
+    const script = `const { ChangeSignal } = await import(${JSON.stringify(join(import.meta.dir, "../../src/store/sqlite/change-signal.ts"))});
+      const s = ChangeSignal.open(${JSON.stringify(dir)}); for (let i = 0; i < 20000; i++) s.bump();`;
+    const children = [0, 1, 2].map(() => Bun.spawn([process.execPath, "-e", script]));
+    for (const child of children) expect(await child.exited).toBe(0);
+    expect(signal.read() - before).toBe(60_000);
+  });
+
+  test("two handles in one process share the counter", () => {
+    const dir = tempDir();
+    const a = ChangeSignal.open(dir);
+    const b = ChangeSignal.open(dir);
+    const before = a.read();
+    b.bump();
+    expect(a.read()).toBe(before + 1);
+  });
+
+  test("a short file or a directory in its place turns the signal off, and off never reads equal", () => {
+    const short = tempDir();
+    writeFileSync(join(short, "key-generation"), "");
+    const fromShort = ChangeSignal.open(short);
+    expect(fromShort.available).toBe(false);
+    expect(fromShort.unavailableReason).toContain("shorter than");
+    expect(fromShort.read() === fromShort.read()).toBe(false);
+    // Never rewritten: a mapped file must not change size under another process.
+    expect(statSync(join(short, "key-generation")).size).toBe(0);
+
+    const blocked = tempDir();
+    mkdirSync(join(blocked, "key-generation"));
+    const fromDir = ChangeSignal.open(blocked);
+    expect(fromDir.available).toBe(false);
+    fromDir.bump(); // a no-op, not a crash
+  });
+});
