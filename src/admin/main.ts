@@ -91,7 +91,6 @@ export async function runAdmin(args: string[]): Promise<number> {
         if (!flags.email) throw new UsageError("give the address: `cairn admin provision --email someone@example.org`");
         const cairn = new Cairn(store, config);
         print(await cairn.provision(flags.email));
-        warnIfUnsignalled(store);
         return 0;
       }
       case "revoke":
@@ -137,7 +136,7 @@ export async function runAdmin(args: string[]): Promise<number> {
   }
 }
 
-/** A running server keeps keys in memory and learns of changes through DATA_DIR/key-generation. */
+/** A running server remembers keys found valid and learns of revokes through DATA_DIR/key-generation. */
 function warnIfUnsignalled(store: SqliteStore): void {
   if (store.keyCacheOffReason === null) return;
   console.error(

@@ -32,6 +32,11 @@ export function digestKey(key: string): Uint8Array {
   return Bun.SHA256.hash(key) as Uint8Array;
 }
 
+/** The same digest as base64 text, a Map key (see known-keys.ts). */
+export function digestKeyText(key: string): string {
+  return Bun.SHA256.hash(key, "base64") as string;
+}
+
 export function keyPrefix(key: string): string {
   return key.slice(0, KEY_PREFIX_LENGTH);
 }

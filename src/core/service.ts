@@ -4,7 +4,8 @@ import type { Store } from "../store/types.ts";
 import { Breakers } from "./breakers.ts";
 import { AppError, invalid, noteNotFound, unauthorized } from "./errors.ts";
 import { uuidv7 } from "./ids.ts";
-import { bearerToken, digestKey, digestsEqual, keyPrefix, looksLikeKey, mintKey } from "./keys.ts";
+import { bearerToken, digestKey, digestKeyText, digestsEqual, keyPrefix, looksLikeKey, mintKey } from "./keys.ts";
+import { KnownKeys } from "./known-keys.ts";
 import { normaliseComment, normaliseEmail, normaliseNote, normaliseQuery, parseNoteId } from "./limits.ts";
 import { searchPlan } from "./search.ts";
 import { commentView, iso, noteView, searchResultView } from "./views.ts";
@@ -23,6 +24,7 @@ const sameTags = (a: string[], b: string[]) => {
 
 export class Cairn {
   readonly breakers: Breakers;
+  private readonly knownKeys = new KnownKeys();
 
   constructor(
     private readonly store: Store,
@@ -47,6 +49,11 @@ export class Cairn {
   async authenticate(authorization: string | null | undefined): Promise<number> {
     const token = bearerToken(authorization);
     if (token === null || !looksLikeKey(token)) throw unauthorized();
+    // Read before the store is asked, so a change committed meanwhile moves it past what we remember.
+    const generation = this.store.keyGeneration();
+    const digestText = digestKeyText(token);
+    const known = this.knownKeys.lookup(digestText, generation);
+    if (known !== undefined) return known;
     const digest = digestKey(token);
     let match: number | null = null;
     // Every candidate is compared, without stopping at the first match.
@@ -54,6 +61,7 @@ export class Cairn {
       if (digestsEqual(candidate.keyDigest, digest) && candidate.active) match = candidate.contributorNo;
     }
     if (match === null) throw unauthorized();
+    this.knownKeys.remember(digestText, match, generation);
     return match;
   }
 

@@ -117,6 +117,15 @@ export interface Store {
   }>;
   /** Every contributor whose key shares this prefix (collisions are possible). */
   keyCandidates(prefix: string): Promise<KeyCandidate[]>;
+  /**
+   * A number that moves whenever an existing key's standing changes (its
+   * active flag), in any process, and only after that change commits. Read it
+   * before reading keys: a key found valid stays valid while it has not moved.
+   * (A new key needs no move: only keys found valid are remembered.) NaN when
+   * the engine cannot tell: then nothing may be remembered. Synchronous and
+   * cheap, as it is read on every keyed request.
+   */
+  keyGeneration(): number;
   /** Returns false when no such contributor exists. */
   setActive(contributorNo: number, active: boolean): Promise<boolean>;
   contributorSummary(contributorNo: number, recentLimit: number): Promise<ContributorSummary | null>;

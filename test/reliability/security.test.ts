@@ -224,7 +224,10 @@ describe("a scripted session over every route leaks nothing", () => {
 
   test("a key differing in its first random character and one differing in its last take the same path", async () => {
     // Code review (src/core/service.ts `authenticate`, src/core/keys.ts `digestsEqual`):
-    // the token's shape is checked, its SHA-256 is computed, the candidates sharing its
+    // the token's shape is checked, its SHA-256 is computed and looked up among the
+    // digests of keys already found valid (src/core/known-keys.ts: a Map keyed by the
+    // digest, so no byte of any key is compared; neither wrong key is there, as
+    // failures are never remembered). On that miss the candidates sharing its
     // 12-character prefix are loaded, and EVERY candidate's stored digest is compared with
     // crypto.timingSafeEqual (32 bytes against 32 bytes) with no break or early return;
     // the answer for every failure is the same unauthorized() error. Comparing digests,

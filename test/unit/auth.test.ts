@@ -106,10 +106,29 @@ describe("authenticate with contributors sharing a key prefix", () => {
       [keyC, noC],
       [prefix + randomTail(keyA.length - KEY_PREFIX_LENGTH), "unauthorized"],
     ] as const) {
+      // Move the key generation so nothing is remembered: this test is about the full check.
+      await store.setActive(noA, true);
       digestReads = 0;
       expect(await outcome(token)).toBe(expected);
       expect(digestReads).toBe(3);
     }
+  });
+
+  test("a key found valid is remembered by digest until the generation moves", async () => {
+    await store.setActive(noA, true);
+    digestReads = 0;
+    expect(await outcome(keyB)).toBe(noB);
+    expect(digestReads).toBe(3);
+    expect(await outcome(keyB)).toBe(noB);
+    expect(digestReads).toBe(3); // remembered: the store was not asked
+    // A failure is never remembered: every try is checked in full.
+    const wrong = prefix + randomTail(keyA.length - KEY_PREFIX_LENGTH);
+    expect(await outcome(wrong)).toBe("unauthorized");
+    expect(await outcome(wrong)).toBe("unauthorized");
+    expect(digestReads).toBe(9);
+    await store.setActive(noC, true); // any standing change, even a no-op, forgets everything
+    expect(await outcome(keyB)).toBe(noB);
+    expect(digestReads).toBe(12);
   });
 
   test("a revoked colliding key is refused on the next call; the others still work", async () => {
@@ -130,7 +149,7 @@ describe("authenticate with contributors sharing a key prefix", () => {
   });
 });
 
-describe("the in-memory key cache (src/store/sqlite/change-signal.ts)", () => {
+describe("remembered keys (src/core/known-keys.ts, src/store/sqlite/change-signal.ts)", () => {
   test("a new key sharing an already cached prefix is accepted at once", async () => {
     expect(await outcome(keyA)).toBe(noA); // the prefix's candidates are now cached
     const keyD = prefix + randomTail(keyA.length - KEY_PREFIX_LENGTH);
@@ -169,7 +188,7 @@ describe("the in-memory key cache (src/store/sqlite/change-signal.ts)", () => {
   });
 });
 
-test("with the signal off (key-generation unusable), every lookup reads SQLite: nothing stale", async () => {
+test("with the signal off (key-generation unusable), nothing is remembered: every check reads SQLite", async () => {
   const offDir = tempDir("cairn-auth-off-");
   mkdirSync(`${offDir}/key-generation`);
   const offStore = new SqliteStore({ dataDir: offDir });
@@ -177,9 +196,11 @@ test("with the signal off (key-generation unusable), every lookup reads SQLite: 
   expect(offStore.keyCacheOffReason).toContain("key-generation");
   const minted = mintKey();
   const created = await offStore.createContributor({ email: "off@example.org", keyPrefix: minted.prefix, keyDigest: minted.digest, createdAt: Date.now() });
-  expect((await offStore.keyCandidates(minted.prefix)).map((c) => Boolean(c.active))).toEqual([true]);
+  expect(Number.isNaN(offStore.keyGeneration())).toBe(true);
+  const offCairn = new Cairn(offStore, loadConfig({ DATA_DIR: offDir }));
+  expect(await offCairn.authenticate(`Bearer ${minted.key}`)).toBe(created.contributorNo);
   offStore.sqlite.query("UPDATE contributors SET active = 0 WHERE contributor_no = ?").run(created.contributorNo);
-  expect((await offStore.keyCandidates(minted.prefix)).map((c) => Boolean(c.active))).toEqual([false]);
+  await expect(offCairn.authenticate(`Bearer ${minted.key}`)).rejects.toMatchObject({ code: "unauthorized" });
   await offStore.close();
   rmSync(offDir, { recursive: true, force: true });
 });

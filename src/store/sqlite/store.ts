@@ -34,9 +34,6 @@ const MIGRATIONS_TABLE = "__drizzle_migrations";
 /** Notes kept in memory (~3 KB each on average). */
 const NOTE_CACHE_ENTRIES = 10_000;
 
-/** Key prefixes kept in memory with their candidates (a few hundred bytes each). */
-const KEY_CACHE_ENTRIES = 50_000;
-
 /** The most request writes committed together. */
 const MAX_WRITE_BATCH = 256;
 
@@ -91,15 +88,7 @@ export class SqliteStore implements Store {
    * (the admin verbs never do), so no other connection can change them behind it.
    */
   private readonly noteCache = new BoundedCache<string, NoteRecord>(NOTE_CACHE_ENTRIES);
-  /**
-   * Key candidates by prefix, trusted only while the shared key generation
-   * (see change-signal.ts) is the one read before they were loaded. Every key
-   * change in any process bumps it after COMMIT, so a revoke by `cairn admin`
-   * is seen on the server's next request. Unknown prefixes are never cached:
-   * a flood of made-up keys cannot fill memory, and a new key is found at once.
-   */
-  private readonly keyCache = new BoundedCache<string, KeyCandidate[]>(KEY_CACHE_ENTRIES);
-  private keyCacheGeneration = NaN;
+  /** Announces key changes to every process on this data directory (see change-signal.ts). */
   private readonly keyChanges: ChangeSignal;
   private writeQueue: { work: () => unknown; resolve: (value: unknown) => void; reject: (error: unknown) => void }[] = [];
   private flushScheduled = false;
@@ -124,7 +113,7 @@ export class SqliteStore implements Store {
     this.keyChanges = ChangeSignal.open(options.dataDir);
   }
 
-  /** Null when keys are cached in memory; otherwise why every request reads them from SQLite. */
+  /** Null when key changes are announced across processes; otherwise why not (keys are then never remembered). */
   get keyCacheOffReason(): string | null {
     return this.keyChanges.unavailableReason;
   }
@@ -364,30 +353,19 @@ export class SqliteStore implements Store {
   ) {
     const insert = () => this.statements.insertContributor.get({ ...input, keyDigest: Buffer.from(input.keyDigest) })!;
     // The contributor and its welcome mail commit together or not at all.
-    const created = await this.write(() => {
+    return this.write(() => {
       const contributor = insert();
       if (mail) this.outbox.enqueue({ contributorNo: contributor.contributorNo, recipient: input.email, kind: mail.kind, createdAt: input.createdAt });
       return contributor;
     });
-    // A new key may share a cached prefix (in this process or another): announce it.
-    this.keyChanges.bump();
-    return created;
   }
 
   async keyCandidates(prefix: string): Promise<KeyCandidate[]> {
-    if (!this.keyChanges.available) return this.statements.keyCandidates.all(prefix);
-    // Read the generation BEFORE the rows: a change committed after this read
-    // bumps it again, so these rows can never be trusted past that change.
-    const generation = this.keyChanges.read();
-    if (generation !== this.keyCacheGeneration) {
-      this.keyCache.clear();
-      this.keyCacheGeneration = generation;
-    }
-    const cached = this.keyCache.get(prefix);
-    if (cached) return cached;
-    const candidates = this.statements.keyCandidates.all(prefix);
-    if (candidates.length > 0) this.keyCache.set(prefix, candidates);
-    return candidates;
+    return this.statements.keyCandidates.all(prefix);
+  }
+
+  keyGeneration(): number {
+    return this.keyChanges.read();
   }
 
   async setActive(contributorNo: number, active: boolean): Promise<boolean> {
