@@ -31,6 +31,7 @@ class SearchStatements {
   readonly count;
   readonly ranked;
   readonly windowed;
+  readonly windowedCounted;
   readonly rows;
   private vocabulary?: ReturnType<Database["query"]> | null;
   private readonly ranges = new Map<string, { at: number; terms: { term: string; doc: number }[] }>();
@@ -49,6 +50,12 @@ class SearchStatements {
     this.windowed = sqlite.query<Candidate, [string, number, number]>(
       `SELECT pk, rank FROM (SELECT rowid AS pk, ${bm25} AS rank FROM posts_fts WHERE posts_fts MATCH ?1 ORDER BY rowid DESC LIMIT ?3)
         ORDER BY rank LIMIT ?2`,
+    );
+    // The same, with the number of matches in the window (`n`, at most ?3): one
+    // pass answers both "how many notes hold every word" and "the best of them".
+    this.windowedCounted = sqlite.query<Candidate & { n: number }, [string, number, number]>(
+      `WITH w AS MATERIALIZED (SELECT rowid AS pk, ${bm25} AS rank FROM posts_fts WHERE posts_fts MATCH ?1 ORDER BY rowid DESC LIMIT ?3)
+       SELECT pk, rank, (SELECT count(*) FROM w) AS n FROM w ORDER BY rank LIMIT ?2`,
     );
     this.rows = sqlite.query<NoteRow, [string]>(
       `SELECT p.pk, p.id, p.contributor_no AS contributorNo, p.title, p.body, p.tags, p.score,
@@ -130,8 +137,8 @@ function indexWords(s: SearchStatements, words: string[]): Word[] {
  * of them are shown; the rest settle ties).
  * When the words are in at most WINDOW notes (the usual case), all of them are
  * scored: the exact ranking. Otherwise scoring is bounded to a few pools:
- * - the notes holding every word, if there are at most WINDOW of them (when
- *   there are more, the newest WINDOW of those and nothing else);
+ * - the notes holding every word, if there are fewer than WINDOW of them (when
+ *   there are WINDOW or more, the newest WINDOW of those and nothing else);
  * - when some words are narrow (in at most WINDOW notes each) and some broad,
  *   the notes holding a narrow word, scored on the narrow words only: a rare,
  *   telling word is never crowded out by a common one;
@@ -149,18 +156,19 @@ function rankedCandidates(s: SearchStatements, words: Word[], limit: number, wan
   const narrow = words.filter((w) => w.count <= WINDOW);
   if (sum(words) <= WINDOW || (narrow.length === words.length && within(any))) return s.ranked.all(any, want);
   if (words.length === 1) return s.windowed.all(any, want, WINDOW);
-  const all = join(words, "AND");
-  const inAll = s.count.get(all, WINDOW + 1)!.n;
-  if (inAll > WINDOW) return s.windowed.all(all, want, WINDOW);
+  // Below a full window, the window holds every note with all the words: the exact ranking of that pool.
+  const inAllPool = s.windowedCounted.all(join(words, "AND"), want, WINDOW);
+  const inAll = inAllPool[0]?.n ?? 0;
+  if (inAll >= WINDOW) return inAllPool;
   // The narrow pool first: a note also in a later pool takes its full score.
   const found = new Map<number, Candidate>();
-  const add = (pool: Candidate[]) => pool.forEach((candidate) => found.set(candidate.pk, candidate));
+  const add = (pool: Candidate[]) => pool.forEach((candidate) => found.set(candidate.pk, { pk: candidate.pk, rank: candidate.rank }));
   const someNarrow = narrow.length > 0 && narrow.length < words.length;
   if (someNarrow) {
     const narrowAny = join(narrow, "OR");
     add(sum(narrow) <= WINDOW || within(narrowAny) ? s.ranked.all(narrowAny, want) : s.windowed.all(narrowAny, want, WINDOW));
   }
-  if (inAll > 0) add(s.ranked.all(all, want));
+  add(inAllPool);
   if (!someNarrow || found.size < limit) add(s.windowed.all(any, want, WINDOW));
   return [...found.values()].sort((a, b) => a.rank - b.rank).slice(0, want);
 }
