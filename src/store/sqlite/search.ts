@@ -18,6 +18,15 @@ const CANDIDATES_FACTOR = 3;
 export const WINDOW = 1000;
 
 /**
+ * The notes holding every word, when there are this many or more, are scored
+ * on their newest ALL_WORDS_WINDOW only. Scoring a note on several words costs
+ * 1-4 us (each word's positions and the note's length are read), so halving
+ * this window saved ~1 ms a broad query at 100k; nDCG@10 was unchanged on the
+ * judged set (0.835) and at 30k notes (0.960 -> 0.961).
+ */
+export const ALL_WORDS_WINDOW = 500;
+
+/**
  * How long a word known to be in more than WINDOW notes is trusted to still
  * be, and how many such words are remembered. Counting one walks up to WINDOW
  * + 1 postings; common words recur in most queries. Only broad words are
@@ -166,8 +175,8 @@ function indexWords(s: SearchStatements, words: string[]): Word[] {
  * of them are shown; the rest settle ties).
  * When the words are in at most WINDOW notes (the usual case), all of them are
  * scored: the exact ranking. Otherwise scoring is bounded to a few pools:
- * - the notes holding every word, if there are fewer than WINDOW of them (when
- *   there are WINDOW or more, the newest WINDOW of those and nothing else);
+ * - the notes holding every word, if there are fewer than ALL_WORDS_WINDOW of
+ *   them (when there are more, the newest ALL_WORDS_WINDOW of those and nothing else);
  * - when some words are narrow (in at most WINDOW notes each) and some broad,
  *   the notes holding a narrow word, scored on the narrow words only: a rare,
  *   telling word is never crowded out by a common one;
@@ -187,9 +196,9 @@ function rankedCandidates(s: SearchStatements, words: Word[], want: number): Can
   if (sum(words) <= WINDOW || (narrow.length === words.length && within(any))) return s.ranked.all(any, want);
   if (words.length === 1) return s.windowed.all(any, want, WINDOW);
   // Below a full window, the window holds every note with all the words: the exact ranking of that pool.
-  const inAllPool = s.windowedCounted.all(join(words, "AND"), want, WINDOW);
+  const inAllPool = s.windowedCounted.all(join(words, "AND"), want, ALL_WORDS_WINDOW);
   const inAll = inAllPool[0]?.n ?? 0;
-  if (inAll >= WINDOW) return inAllPool;
+  if (inAll >= ALL_WORDS_WINDOW) return inAllPool;
   // The narrow pool first: a note also in a later pool takes its full score.
   const found = new Map<number, Candidate>();
   const add = (pool: Candidate[]) => pool.forEach((candidate) => found.set(candidate.pk, { pk: candidate.pk, rank: candidate.rank }));
