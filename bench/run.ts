@@ -1,10 +1,11 @@
 // HTTP figures with wrk, side by side with a bare Bun.serve answering a fixed
 // 600-byte JSON (the practical ceiling of this machine in the same run).
 //   bun run build && bun bench/run.ts [--notes 100000] [--duration 10] [--connections 50] [--data DIR]
-// --data reuses a directory made by bench/seed.ts (e.g. 1M notes) instead of seeding.
+// --data reuses a directory made by bench/seed.ts (e.g. 1M notes) instead of seeding;
+// the write scenarios run on a copy of it, so it stays as seeded.
 // Needs wrk (Debian: apt-get install wrk).
 import { Database } from "bun:sqlite";
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -41,10 +42,10 @@ const { keys, ids, queries } = JSON.parse(readFileSync(join(dataDir, "keys.json"
 const payload = JSON.stringify({ id: "0".repeat(36), title: "x".repeat(100), body: "y".repeat(400), tags: ["a"], n: 1 }).slice(0, 600);
 const baseline = Bun.spawn([process.execPath, "-e", `Bun.serve({ port: 18700, hostname: "127.0.0.1", fetch: () => new Response(${JSON.stringify(payload)}, { headers: { "content-type": "application/json" } }) }); console.log("up")`], { stdout: "pipe" });
 
-async function startCairn(port: number, extraEnv: Record<string, string> = {}) {
+async function startCairn(port: number, extraEnv: Record<string, string> = {}, dir = dataDir) {
   const startedAt = performance.now();
   const proc = Bun.spawn([binary, "serve"], {
-    env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", DATA_DIR: dataDir, LOG_LEVEL: "warn", POSTS_PER_HOUR: "0", SEARCHES_PER_HOUR: "0", VOTES_PER_HOUR: "0", COMMENTS_PER_HOUR: "0", ...extraEnv },
+    env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", DATA_DIR: dir, LOG_LEVEL: "warn", POSTS_PER_HOUR: "0", SEARCHES_PER_HOUR: "0", VOTES_PER_HOUR: "0", COMMENTS_PER_HOUR: "0", ...extraEnv },
     stdout: "ignore",
     stderr: "inherit",
   });
@@ -116,27 +117,32 @@ const querySet = `${QUERIES.length} queries${QUERIES === queries ? " from keys.j
 results.push([`POST /v1/search, 1 connection (${querySet})`, wrk("http://127.0.0.1:18701/", searchScript, 1), "latency"]);
 results.push([`POST /v1/search, ${connections} connections`, wrk("http://127.0.0.1:18701/", searchScript), "throughput"]);
 
-const createScript = `${keyList}\nlocal n = 0\nrequest = function()\n n = n + 1\n return wrk.format("POST", "/v1/posts", {["Authorization"] = "Bearer " .. key(n), ["Content-Type"] = "application/json"}, '{"title":"bench note ' .. tid .. '-' .. n .. '","body":"a body of words about sqlite and wal mode, number ' .. n .. ' ' .. os.time() .. '","tags":["bench"]}')\nend`;
-const create = wrk("http://127.0.0.1:18701/", createScript);
-results.push(["POST /v1/posts (distinct contributors)", create, "notes/s = req/s (201s)"]);
-
 const rss = Number(readFileSync(`/proc/${server.pid}/status`, "utf8").match(/VmRSS:\s+(\d+)/)?.[1] ?? 0) / 1024;
 server.kill("SIGTERM");
 await server.exited;
+const dbBytes = statSync(join(dataDir, "cairn.db")).size;
+
+// Writes go to a copy, so the seeded directory stays as seeded for the next run.
+const writeDir = join(work, "writes");
+mkdirSync(writeDir, { mode: 0o700 });
+copyFileSync(join(dataDir, "cairn.db"), join(writeDir, "cairn.db"));
+const createScript = `${keyList}\nlocal n = 0\nrequest = function()\n n = n + 1\n return wrk.format("POST", "/v1/posts", {["Authorization"] = "Bearer " .. key(n), ["Content-Type"] = "application/json"}, '{"title":"bench note ' .. tid .. '-' .. n .. '","body":"a body of words about sqlite and wal mode, number ' .. n .. ' ' .. os.time() .. '","tags":["bench"]}')\nend`;
+const { proc: writer } = await startCairn(18702, {}, writeDir);
+results.push(["POST /v1/posts (distinct contributors)", wrk("http://127.0.0.1:18702/", createScript), "notes/s = req/s (201s)"]);
+writer.kill("SIGTERM");
+await writer.exited;
 
 // The strictest durability: fsync on every commit.
-const { proc: strict } = await startCairn(18702, { DURABILITY: "full" });
-const createFull = wrk("http://127.0.0.1:18702/", createScript);
-results.push(["POST /v1/posts, DURABILITY=full", createFull, "fsync per commit"]);
+const { proc: strict } = await startCairn(18703, { DURABILITY: "full" }, writeDir);
+results.push(["POST /v1/posts, DURABILITY=full", wrk("http://127.0.0.1:18703/", createScript), "fsync per commit"]);
 strict.kill("SIGTERM");
 await strict.exited;
 baseline.kill();
-const dbBytes = statSync(join(dataDir, "cairn.db")).size;
 
 console.log(`\nCairn HTTP bench: ${noteCount} notes, wrk -t2 -c${connections} -d${duration}s, ${new Date().toISOString()}`);
 console.log("| scenario | req/s | p50 ms | p99 ms | non-2xx | note |\n|---|---|---|---|---|---|");
 for (const [name, f, note] of results) {
   console.log(`| ${name} | ${f.rps.toFixed(0)} | ${f.p50.toFixed(2)} | ${f.p99.toFixed(2)} | ${f.non2xx} | ${note} |`);
 }
-console.log(`\nstart-up to ready: ${startupMs.toFixed(0)} ms; server RSS after run: ${rss.toFixed(0)} MB; database file: ${(dbBytes / 1e6).toFixed(0)} MB`);
+console.log(`\nstart-up to ready: ${startupMs.toFixed(0)} ms; server RSS after the read scenarios: ${rss.toFixed(0)} MB; database file: ${(dbBytes / 1e6).toFixed(0)} MB`);
 rmSync(work, { recursive: true, force: true });
