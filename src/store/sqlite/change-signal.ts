@@ -1,10 +1,10 @@
-// A counter shared through a small memory-mapped file in the data directory.
-// Every process that changes keys (the server on registration, `cairn admin`
-// on provision, revoke and activate) bumps it after its COMMIT; the server
-// reads it on every request for the price of a memory load (~3 ns), where
-// asking SQLite whether anything changed costs a read transaction: two fcntl
-// locks and an fstat, 10-20 µs under load. That is what lets the server keep
-// keys in memory and still see a revoke on the very next request.
+// A counter shared through a small memory-mapped file in the data directory:
+// the SQLite engine's Store.keyGeneration(). Every process that changes a
+// key's standing (`cairn admin revoke` and `activate`) bumps it after its
+// COMMIT; the server reads it on every keyed request for the price of a memory
+// load (~3 ns), where asking SQLite whether anything changed costs a read
+// transaction: two fcntl locks and an fstat, 10-20 µs under load. That is what
+// lets the server remember keys and still see a revoke on the very next request.
 import { closeSync, existsSync, linkSync, openSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
 

@@ -375,7 +375,7 @@ export class SqliteStore implements Store {
       .where(eq(contributors.contributorNo, contributorNo))
       .returning({ contributorNo: contributors.contributorNo })
       .all();
-    // Committed (autocommit): every process drops its cached keys before its next request.
+    // Committed (autocommit): every process forgets the keys it remembered before its next request.
     this.keyChanges.bump();
     return updated.length > 0;
   }
@@ -548,9 +548,5 @@ class BoundedCache<K, V> {
 
   delete(key: K): void {
     this.entries.delete(key);
-  }
-
-  clear(): void {
-    this.entries.clear();
   }
 }
