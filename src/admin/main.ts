@@ -138,9 +138,9 @@ export async function runAdmin(args: string[]): Promise<number> {
 
 /** A running server remembers keys found valid and learns of revokes through DATA_DIR/key-generation. */
 function warnIfUnsignalled(store: SqliteStore): void {
-  if (store.keyCacheOffReason === null) return;
+  if (store.keySignalOffReason === null) return;
   console.error(
-    `cairn admin: the change is saved, but a running server was not told (${store.keyCacheOffReason}); restart it to apply the change now`,
+    `cairn admin: the change is saved, but a running server was not told (${store.keySignalOffReason}); restart it to apply the change now`,
   );
 }
 

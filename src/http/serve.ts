@@ -52,8 +52,8 @@ export async function runServe(args: string[]): Promise<number> {
 
   const store = new SqliteStore({ dataDir: config.dataDir, durability: config.durability });
   await store.migrate();
-  if (store.keyCacheOffReason !== null) {
-    log.warn("API keys are read from the database on every request (slower): the key-change signal is unavailable", { reason: store.keyCacheOffReason });
+  if (store.keySignalOffReason !== null) {
+    log.warn("API keys are read from the database on every request (slower): the key-change signal is unavailable", { reason: store.keySignalOffReason });
   }
   const cairn = new Cairn(store, config);
   const app = createApp({ cairn, store, config, log, isAccepting: () => accepting });

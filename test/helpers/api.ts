@@ -1,6 +1,7 @@
 // Shared helpers for the black-box HTTP suites under test/api/: register a
 // contributor, create a note, assert the error shape, read `admin stats`,
 // and talk raw HTTP when fetch cannot say what a test needs to send.
+import type { NoteView } from "../../src/core/views.ts";
 import { expect } from "bun:test";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { connect } from "node:net";
@@ -84,16 +85,7 @@ export async function createNote(base: string, key: string, fields: NoteFields =
   const json = { title: `Title ${marker}`, body: `Body of ${marker}.`, ...fields };
   const res = await call(base, "POST", "/v1/posts", { key, json });
   if (res.status !== 201) throw new Error(`create note failed: ${res.status} ${res.text}`);
-  return res.data as {
-    id: string;
-    contributor_no: number;
-    title: string;
-    body: string;
-    tags: string[];
-    score: number;
-    comment_count: number;
-    created_at: string;
-  };
+  return res.data as NoteView;
 }
 
 type Answer = Awaited<ReturnType<typeof call>>;

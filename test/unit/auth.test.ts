@@ -193,7 +193,7 @@ test("with the signal off (key-generation unusable), nothing is remembered: ever
   mkdirSync(`${offDir}/key-generation`);
   const offStore = new SqliteStore({ dataDir: offDir });
   await offStore.migrate();
-  expect(offStore.keyCacheOffReason).toContain("key-generation");
+  expect(offStore.keySignalOffReason).toContain("key-generation");
   const minted = mintKey();
   const created = await offStore.createContributor({ email: "off@example.org", keyPrefix: minted.prefix, keyDigest: minted.digest, createdAt: Date.now() });
   expect(Number.isNaN(offStore.keyGeneration())).toBe(true);

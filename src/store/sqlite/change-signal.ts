@@ -36,10 +36,6 @@ export class ChangeSignal {
     }
   }
 
-  get available(): boolean {
-    return this.cell !== null;
-  }
-
   /** The current generation; with the signal off, a value that never repeats (so nothing is trusted). */
   read(): number {
     return this.cell ? Atomics.load(this.cell, 0) : NaN;

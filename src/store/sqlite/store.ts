@@ -113,8 +113,8 @@ export class SqliteStore implements Store {
     this.keyChanges = ChangeSignal.open(options.dataDir);
   }
 
-  /** Null when key changes are announced across processes; otherwise why not (keys are then never remembered). */
-  get keyCacheOffReason(): string | null {
+  /** Null when key-standing changes are announced across processes; otherwise why not (keys are then never remembered). */
+  get keySignalOffReason(): string | null {
     return this.keyChanges.unavailableReason;
   }
 
