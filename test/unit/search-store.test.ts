@@ -35,7 +35,9 @@ beforeAll(async () => {
     // Old notes holding a rare word, then more than WINDOW newer notes holding only a common one.
     insert({ title: "Zephyr gateway timeouts", body: "The zephyr proxy dropped idle connections; common fix below." });
     insert({ title: "Notes on zephyr", body: "Another zephyr write-up, common words only." });
-    for (let i = 0; i < WINDOW + 200; i++) insert({ title: `Filler note ${i}`, body: `common words everywhere, number ${i}` });
+    for (let i = 0; i < WINDOW + 200; i++) insert({ title: `Filler note ${i}`, body: `common words everywhere, number ${i}, ubiquitous` });
+    // As many again without "common" (so it is in fewer than half of all notes), all holding "ubiquitous" (in more than half).
+    for (let i = 0; i < WINDOW + 300; i++) insert({ title: `Other note ${i}`, body: `ubiquitous text, number ${i}` });
     // Identical text: ties go to the higher net score, then the newer note.
     insert({ title: "Quibble twin", body: "same text", score: 1, at: 1000 });
     insert({ title: "Quibble twin", body: "same text", score: 5, at: 500 });
@@ -68,6 +70,14 @@ describe("ranking", () => {
     const found = await search("common zephyr");
     expect(found.slice(0, 2).sort()).toEqual(["Notes on zephyr", "Zephyr gateway timeouts"]);
     expect(found.length).toBe(10);
+  });
+
+  test("a word in more than half of all notes is left out: it adds no score, so notes holding only it are not results", async () => {
+    // bm25() gives "ubiquitous" no weight; with it, the any-word pool would have filled the page with notes holding only it.
+    expect((await search("ubiquitous zephyr")).sort()).toEqual(["Notes on zephyr", "Zephyr gateway timeouts"]);
+    // Alone, or with words in no note, it is still searched for.
+    expect((await search("ubiquitous")).length).toBe(10);
+    expect((await search("ubiquitous qqqqxz")).length).toBe(10);
   });
 
   test("a word in more than WINDOW notes alone still answers, newest matches first among equals", async () => {

@@ -20,11 +20,12 @@ export const WINDOW = 1000;
 /**
  * The notes holding every word, when there are this many or more, are scored
  * on their newest ALL_WORDS_WINDOW only. Scoring a note on several words costs
- * 1-4 us (each word's positions and the note's length are read), so halving
- * this window saved ~1 ms a broad query at 100k; nDCG@10 was unchanged on the
- * judged set (0.835) and at 30k notes (0.960 -> 0.961).
+ * 1-4 us (each word's positions and the note's length are read). Measured on
+ * the judged set (docs/search-quality.md): 1,000 -> 500 -> 250 left nDCG@10 at
+ * 0.835 on 3k notes and moved it 0.961 -> 0.960 on the 30k stress run, and
+ * 250 took 15% off the 100k query set; 200 and 150 cost 0.002 and 0.003.
  */
-export const ALL_WORDS_WINDOW = 500;
+export const ALL_WORDS_WINDOW = 250;
 
 /**
  * How long a word known to be in more than WINDOW notes is trusted to still
@@ -52,6 +53,9 @@ class SearchStatements {
   readonly windowed;
   readonly windowedCounted;
   readonly rows;
+  private readonly noteCount;
+  private notes = { at: -Infinity, count: 0 };
+  private readonly commonAt = new Map<string, { at: number; common: boolean }>();
   private vocabulary?: ReturnType<Database["query"]> | null;
   private readonly ranges = new Map<string, { at: number; terms: { term: string; doc: number }[] }>();
   private readonly broadSince = new Map<string, number>();
@@ -77,6 +81,7 @@ class SearchStatements {
       `WITH w AS MATERIALIZED (SELECT rowid AS pk, ${bm25} AS rank FROM posts_fts WHERE posts_fts MATCH ?1 ORDER BY rowid DESC LIMIT ?3)
        SELECT pk, rank, (SELECT count(*) FROM w) AS n FROM w ORDER BY rank LIMIT ?2`,
     );
+    this.noteCount = sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM posts");
     this.rows = sqlite.query<NoteRow, [string]>(
       `SELECT p.pk, p.id, p.contributor_no AS contributorNo, p.title, p.body, p.tags, p.score,
               p.comment_count AS commentCount, p.created_at AS createdAt
@@ -96,6 +101,26 @@ class SearchStatements {
       if (this.broadSince.size > BROAD_WORDS) this.broadSince.delete(this.broadSince.keys().next().value!);
     }
     return n;
+  }
+
+  /**
+   * Whether a broad word is in more than half of all notes: then FTS5's bm25()
+   * gives it no weight (its IDF is clamped to 1e-6), so it only filters, and
+   * its IDF walk is the dearest part of the query. Counting up to half the
+   * notes walks that many postings, so the answer (and the note count) is
+   * reused for BROAD_WORD_TTL_MS.
+   */
+  inMostNotes(expression: string): boolean {
+    const now = Date.now();
+    const known = this.commonAt.get(expression);
+    if (known && now - known.at < BROAD_WORD_TTL_MS) return known.common;
+    if (now - this.notes.at >= BROAD_WORD_TTL_MS) this.notes = { at: now, count: this.noteCount.get()!.n };
+    const half = Math.floor(this.notes.count / 2);
+    const common = this.count.get(expression, half + 1)!.n > half;
+    this.commonAt.delete(expression);
+    this.commonAt.set(expression, { at: now, common });
+    if (this.commonAt.size > BROAD_WORDS) this.commonAt.delete(this.commonAt.keys().next().value!);
+    return common;
   }
 
   /**
@@ -171,6 +196,20 @@ function indexWords(s: SearchStatements, words: string[]): Word[] {
 }
 
 /**
+ * The words without those in more than half of all notes, unless nothing else
+ * is left. bm25() gives such a word no weight, so leaving it out changes no
+ * score; the notes that lack it join the pools, and it no longer costs an IDF
+ * walk over half the index in every bm25 statement (measured: a fifth of the
+ * judged queries' time at 100k notes, docs/search-quality.md). The check only
+ * runs for broad words (in more than WINDOW notes), so small instances never
+ * drop a word.
+ */
+function withoutCommonWords(s: SearchStatements, words: Word[]): Word[] {
+  const kept = words.filter((word) => word.count <= WINDOW || !s.inMostNotes(word.expression));
+  return kept.length > 0 ? kept : words;
+}
+
+/**
  * The best `want` notes by bm25 among those holding any query word (a third
  * of them are shown; the rest settle ties).
  * When the words are in at most WINDOW notes (the usual case), all of them are
@@ -223,7 +262,7 @@ function rankedCandidates(s: SearchStatements, words: Word[], want: number): Can
 export function searchNotes(sqlite: Database, plan: SearchPlan): NoteRow[] {
   if (plan.words.length === 0 || plan.limit <= 0) return [];
   const s = statements(sqlite, plan.weights);
-  const words = indexWords(s, plan.words);
+  const words = withoutCommonWords(s, indexWords(s, plan.words));
   if (words.length === 0) return [];
   const candidates = rankedCandidates(s, words, plan.limit * CANDIDATES_FACTOR);
   if (candidates.length === 0) return [];
