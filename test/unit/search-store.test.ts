@@ -125,3 +125,39 @@ describe("hostile input reaches the index only as quoted words", () => {
     expect(await search("zephyr*")).toContain("Zephyr gateway timeouts");
   });
 });
+
+describe("a word in most notes is told from a sample spread over all notes", () => {
+  let burstDir: string;
+  let burstStore: SqliteStore;
+
+  beforeAll(async () => {
+    burstDir = tempDir("cairn-search-burst-");
+    burstStore = new SqliteStore({ dataDir: burstDir });
+    await burstStore.migrate();
+    const add = burstStore.sqlite.query(
+      "INSERT INTO posts (id, contributor_no, title, body, tags, score, comment_count, created_at) VALUES (?, 1, ?, ?, '[]', 0, 0, ?)",
+    );
+    burstStore.sqlite.query("INSERT INTO contributors (email, key_prefix, key_digest, active, created_at) VALUES ('t@example.org', 'cairn_tttttt', x'00', 1, 0)").run();
+    burstStore.sqlite.transaction(() => {
+      let n = 0;
+      const note = (title: string, body: string) => add.run(`00000000-0000-7000-8000-${String(++n).padStart(12, "0")}`, title, body, n);
+      note("Zephyr gateway timeouts", "The zephyr proxy dropped idle connections.");
+      note("Notes on zephyr", "Another zephyr write-up.");
+      for (let i = 0; i < 4500; i++) note(`Older note ${i}`, `plain words, number ${i}`);
+      // A burst: the newest 2,500 notes all hold "torrent", older ones never do.
+      for (let i = 0; i < 2500; i++) note(`Torrent note ${i}`, `torrent of writes, number ${i}`);
+    })();
+  });
+
+  afterAll(async () => {
+    await burstStore.close();
+    rmSync(burstDir, { recursive: true, force: true });
+  });
+
+  test("a burst of recent notes does not make its word look common", async () => {
+    // In 36% of all notes and in all of the newest: kept, so notes holding it still compete.
+    const found = await burstStore.search(searchPlan("torrent zephyr", 10));
+    expect(found.map((note) => note.title).filter((title) => title.includes("Zephyr") || title.includes("zephyr")).length).toBe(2);
+    expect(found.length).toBe(10);
+  });
+});
