@@ -15,10 +15,25 @@ export interface Logger {
   error(msg: string, fields?: Record<string, unknown>): void;
   /** Start-up and shutdown milestones: written at every level but silent. */
   notice(msg: string, fields?: Record<string, unknown>): void;
+  /** Whether request lines are written (info level or lower). */
+  readonly logsRequests: boolean;
   /** One line per HTTP request (info level), buffered. */
-  request(fields: Record<string, unknown>): void;
+  request(fields: RequestLine): void;
   flush(): void;
 }
+
+/** A request line's fields, in the order they are written. */
+export interface RequestLine {
+  requestId: string;
+  method: string;
+  route: string;
+  status: number;
+  ms: number;
+}
+
+const PLAIN = /^[\w./:() -]*$/;
+/** A JSON string; request ids, methods and route patterns are plain, so they skip the escaper. */
+const quoted = (text: string) => (PLAIN.test(text) ? `"${text}"` : JSON.stringify(text));
 
 export function createLogger(level: Level | "silent", write: (text: string) => void = (text) => process.stdout.write(text)): Logger {
   let buffer = "";
@@ -32,8 +47,20 @@ export function createLogger(level: Level | "silent", write: (text: string) => v
       write(text);
     }
   };
+  // Under load many lines share a millisecond: the timestamp is formatted once per millisecond.
+  let stampedAt = NaN;
+  let stamp = "";
+  const now = () => {
+    const ms = Date.now();
+    if (ms !== stampedAt) {
+      stampedAt = ms;
+      stamp = new Date(ms).toISOString();
+    }
+    return stamp;
+  };
   const line = (at: Level, msg: string, fields: Record<string, unknown>) =>
-    JSON.stringify({ time: new Date().toISOString(), level: at, msg, ...fields }) + "\n";
+    JSON.stringify({ time: now(), level: at, msg, ...fields }) + "\n";
+  const logsRequests = ORDER.info >= ORDER[level];
   const emit = (at: Level) => (msg: string, fields: Record<string, unknown> = {}) => {
     if (ORDER[at] < ORDER[level]) return;
     buffer += line(at, msg, fields);
@@ -49,9 +76,12 @@ export function createLogger(level: Level | "silent", write: (text: string) => v
       buffer += line("info", msg, fields);
       flush();
     },
-    request(fields) {
-      if (ORDER.info < ORDER[level]) return;
-      buffer += line("info", "request", fields);
+    logsRequests,
+    // Written field by field: the generic line (an object spread, then
+    // JSON.stringify) was a third of a keyed GET's CPU at info level.
+    request({ requestId, method, route, status, ms }) {
+      if (!logsRequests) return;
+      buffer += `{"time":"${now()}","level":"info","msg":"request","requestId":${quoted(requestId)},"method":${quoted(method)},"route":${quoted(route)},"status":${status},"ms":${Number.isFinite(ms) ? ms : null}}\n`;
       if (buffer.length >= FLUSH_BYTES) flush();
       else timer ??= setTimeout(flush, FLUSH_MS);
     },

@@ -29,7 +29,11 @@ test("one line per request, matching X-Request-Id, and no secrets", async () => 
   // A key sent by mistake as the request id is never echoed or logged.
   const keyAsId = await call(server.url, "GET", "/v1/healthz", { headers: { "x-request-id": author.key } });
   expect(keyAsId.headers.get("x-request-id")).not.toBe(author.key);
-  const requestIds = [get, missing, traced, refused].map((res) => res.headers.get("x-request-id"));
+  // A body that is not JSON fails in the parse hook, before any route hook ran.
+  const unreadable = await call(server.url, "POST", "/v1/posts", { key: author.key, headers: { "content-type": "application/json" }, raw: "{not json" });
+  expect(unreadable.status).toBe(400);
+  const requestIds = [get, missing, traced, refused, unreadable].map((res) => res.headers.get("x-request-id"));
+  for (const id of requestIds) expect(id).toBeTruthy();
   expect(requestIds[2]).toBe("trace-0123456789");
 
   let lines: any[] = [];
@@ -43,6 +47,7 @@ test("one line per request, matching X-Request-Id, and no secrets", async () => 
   expect(byId(requestIds[0])).toMatchObject({ method: "GET", route: "/v1/posts/:post_id", status: 200, level: "info" });
   expect(byId(requestIds[1])).toMatchObject({ method: "GET", status: 404 });
   expect(byId(requestIds[3])).toMatchObject({ route: "/v1/me", status: 401 });
+  expect(byId(requestIds[4])).toMatchObject({ method: "POST", route: "/v1/posts", status: 400 });
   for (const line of lines) {
     expect(Object.keys(line).sort()).toEqual(["level", "method", "ms", "msg", "requestId", "route", "status", "time"]);
     expect(typeof line.ms).toBe("number");
