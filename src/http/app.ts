@@ -99,9 +99,10 @@ export function clientIp(request: Request, server: { requestIP(r: Request): { ad
 export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
   const keyed = new Elysia({ name: "keyed", normalize: false })
     // derive runs before schema validation: an anonymous caller gets 401, never a validation hint.
-    .derive({ as: "scoped" }, async ({ request }) => ({
-      contributorNo: await cairn.authenticate(request.headers.get("authorization")),
-    }))
+    .derive({ as: "scoped" }, async ({ request }) => {
+      const authorization = request.headers.get("authorization");
+      return { contributorNo: cairn.rememberedContributor(authorization) ?? (await cairn.authenticate(authorization)) };
+    })
     .get("/v1/me", ({ contributorNo }) => cairn.me(contributorNo), {
       response: { 200: S.MeResponse, ...S.keyedErrors },
       detail: { summary: "Your contributor state", tags: ["contributor"] },

@@ -169,6 +169,22 @@ describe("remembered keys (src/core/known-keys.ts, src/store/sqlite/change-signa
     expect(await outcome(keyC)).toBe(noC);
   });
 
+  test("rememberedContributor answers only for keys already found valid in this generation", async () => {
+    const keyE = prefix + randomTail(keyA.length - KEY_PREFIX_LENGTH);
+    const created = await store.createContributor({ email: "e@example.org", keyPrefix: prefix, keyDigest: digestKey(keyE), createdAt: Date.now() });
+    expect(cairn.rememberedContributor(`Bearer ${keyE}`)).toBeUndefined(); // not checked yet
+    expect(await outcome(keyE)).toBe(created.contributorNo);
+    expect(cairn.rememberedContributor(`Bearer ${keyE}`)).toBe(created.contributorNo);
+    expect(cairn.rememberedContributor(`bearer  ${keyE} `)).toBe(created.contributorNo); // the same header rules as authenticate
+    for (const header of [null, "", `Basic ${keyE}`, `Bearer ${keyE}x`, `Bearer ${keyE} extra`]) {
+      expect(cairn.rememberedContributor(header)).toBeUndefined();
+    }
+    await store.setActive(created.contributorNo, false); // a key change forgets everything
+    expect(cairn.rememberedContributor(`Bearer ${keyE}`)).toBeUndefined();
+    expect(await outcome(keyE)).toBe("unauthorized");
+    expect(cairn.rememberedContributor(`Bearer ${keyE}`)).toBeUndefined(); // failures are never remembered
+  });
+
   test("a revoke committed by another process is seen on the next call", async () => {
     expect(await outcome(keyB)).toBe(noB);
     const storeModule = JSON.stringify(`${import.meta.dir}/../../src/store/sqlite/store.ts`);
