@@ -55,6 +55,30 @@ interface Candidate {
   rank: number;
 }
 
+/** Values kept for `ttlMs`, at most `limit` of them: past it the oldest written goes first. */
+class ExpiringMemo<V> {
+  private readonly entries = new Map<string, { at: number; value: V }>();
+  constructor(
+    private readonly ttlMs: number,
+    private readonly limit: number,
+  ) {}
+
+  get(key: string, now: number): V | undefined {
+    const entry = this.entries.get(key);
+    return entry !== undefined && now - entry.at < this.ttlMs ? entry.value : undefined;
+  }
+
+  set(key: string, value: V, now: number): void {
+    this.entries.delete(key);
+    this.entries.set(key, { at: now, value });
+    if (this.entries.size > this.limit) this.entries.delete(this.entries.keys().next().value!);
+  }
+
+  delete(key: string): void {
+    this.entries.delete(key);
+  }
+}
+
 interface NoteSample {
   at: number;
   runs: [number, number][];
@@ -73,10 +97,10 @@ class SearchStatements {
   private readonly notesIn;
   private readonly matchesIn;
   private sample: NoteSample = { at: -Infinity, runs: [], notes: 0 };
-  private readonly commonAt = new Map<string, { at: number; common: boolean }>();
+  private readonly common = new ExpiringMemo<boolean>(BROAD_WORD_TTL_MS, BROAD_WORDS);
   private vocabulary?: ReturnType<Database["query"]> | null;
-  private readonly ranges = new Map<string, { at: number; terms: { term: string; doc: number }[] }>();
-  private readonly broadSince = new Map<string, number>();
+  private readonly ranges = new ExpiringMemo<{ term: string; doc: number }[]>(VOCABULARY_TTL_MS, VOCABULARY_RANGES);
+  private readonly broad = new ExpiringMemo<true>(BROAD_WORD_TTL_MS, BROAD_WORDS);
 
   constructor(private readonly sqlite: Database, weights: [number, number, number]) {
     const [title, tags, body] = weights.map((w) => Number(w));
@@ -114,14 +138,10 @@ class SearchStatements {
   /** Notes matching `expression`, counted up to WINDOW + 1 (see BROAD_WORD_TTL_MS). */
   matches(expression: string): number {
     const now = Date.now();
-    const since = this.broadSince.get(expression);
-    if (since !== undefined && now - since < BROAD_WORD_TTL_MS) return WINDOW + 1;
+    if (this.broad.get(expression, now)) return WINDOW + 1;
     const n = this.count.get(expression, WINDOW + 1)!.n;
-    this.broadSince.delete(expression);
-    if (n > WINDOW) {
-      this.broadSince.set(expression, now);
-      if (this.broadSince.size > BROAD_WORDS) this.broadSince.delete(this.broadSince.keys().next().value!);
-    }
+    if (n > WINDOW) this.broad.set(expression, true, now);
+    else this.broad.delete(expression);
     return n;
   }
 
@@ -136,15 +156,13 @@ class SearchStatements {
    */
   inMostNotes(expression: string): boolean {
     const now = Date.now();
-    const known = this.commonAt.get(expression);
-    if (known && now - known.at < BROAD_WORD_TTL_MS) return known.common;
+    const known = this.common.get(expression, now);
+    if (known !== undefined) return known;
     const { runs, notes } = this.noteSample(now);
     let holding = 0;
     for (const [from, to] of runs) holding += this.matchesIn.get(expression, from, to)!.n;
     const common = notes > 0 && holding * 2 > notes;
-    this.commonAt.delete(expression);
-    this.commonAt.set(expression, { at: now, common });
-    if (this.commonAt.size > BROAD_WORDS) this.commonAt.delete(this.commonAt.keys().next().value!);
+    this.common.set(expression, common, now);
     return common;
   }
 
@@ -189,13 +207,10 @@ class SearchStatements {
     }
     if (!this.vocabulary) return [];
     const now = Date.now();
-    const cached = this.ranges.get(from);
-    if (cached && now - cached.at < VOCABULARY_TTL_MS) return cached.terms;
+    const cached = this.ranges.get(from, now);
+    if (cached !== undefined) return cached;
     const terms = this.vocabulary.all(from, to) as { term: string; doc: number }[];
-    this.ranges.delete(from);
-    this.ranges.set(from, { at: now, terms });
-    // Oldest first: drop the oldest when full.
-    if (this.ranges.size > VOCABULARY_RANGES) this.ranges.delete(this.ranges.keys().next().value!);
+    this.ranges.set(from, terms, now);
     return terms;
   }
 }
