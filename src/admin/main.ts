@@ -8,7 +8,9 @@ import { resolve } from "node:path";
 import { ConfigError, loadConfig } from "../config.ts";
 import { AppError } from "../core/errors.ts";
 import { Cairn } from "../core/service.ts";
-import { databasePath, SqliteStore } from "../store/sqlite/store.ts";
+import { openStore, StoreNotFound } from "../store/index.ts";
+import { databasePath } from "../store/sqlite/store.ts";
+import type { Store } from "../store/types.ts";
 
 const HELP = `cairn admin — operator verbs on the data directory (DATA_DIR, default ./data)
 
@@ -20,7 +22,10 @@ const HELP = `cairn admin — operator verbs on the data directory (DATA_DIR, de
   cairn admin restore FILE          put a backup in place as DATA_DIR/cairn.db (DATA_DIR must hold no
                                     database yet: restore into a new directory, then point the server at it)
 
-Flags: --data-dir D (overrides DATA_DIR). These verbs work while the server runs.
+With DATABASE_URL (or --database-url) set, the verbs work on that PostgreSQL database;
+backup and restore are then pg_dump's and pg_restore's (docs/deploy.md).
+
+Flags: --data-dir D (overrides DATA_DIR), --database-url URL (overrides DATABASE_URL). These verbs work while the server runs.
 Exit codes: 0 done, 1 failed (e.g. no such contributor), 2 usage error.
 `;
 
@@ -65,7 +70,11 @@ export async function runAdmin(args: string[]): Promise<number> {
   }
   let config;
   try {
-    config = loadConfig({ ...process.env, ...(flags["data-dir"] ? { DATA_DIR: flags["data-dir"] } : {}) });
+    config = loadConfig({
+      ...process.env,
+      ...(flags["data-dir"] ? { DATA_DIR: flags["data-dir"] } : {}),
+      ...(flags["database-url"] ? { DATABASE_URL: flags["database-url"] } : {}),
+    });
   } catch (error) {
     if (error instanceof ConfigError) {
       console.error(`cairn admin: ${error.message}`);
@@ -78,12 +87,19 @@ export async function runAdmin(args: string[]): Promise<number> {
     console.error(`cairn admin: unknown verb "${verb}"\n\n${HELP}`);
     return 2;
   }
+  if ((verb === "restore" || verb === "backup") && config.databaseUrl !== null) {
+    console.error(`cairn admin: on PostgreSQL, ${verb === "backup" ? "back up with pg_dump" : "restore with pg_restore"} (see docs/deploy.md)`);
+    return 2;
+  }
   if (verb === "restore") return restore(rest[0], config.dataDir);
-  if (verb !== "provision" && !existsSync(databasePath(config.dataDir))) {
-    console.error(`cairn admin: no database at ${databasePath(config.dataDir)} (set DATA_DIR or --data-dir)`);
+  let store: Store;
+  try {
+    store = openStore(config, { mustExist: verb !== "provision" });
+  } catch (error) {
+    if (!(error instanceof StoreNotFound)) throw error;
+    console.error(`cairn admin: ${error.message}`);
     return 1;
   }
-  const store = new SqliteStore({ dataDir: config.dataDir, durability: config.durability });
   try {
     await store.migrate();
     switch (verb) {
@@ -116,7 +132,7 @@ export async function runAdmin(args: string[]): Promise<number> {
         return 0;
       }
       case "stats": {
-        print({ ...(await store.counts()), email_outbox: await store.outboxCounts(), web_events: await store.webEventCounts() });
+        print({ engine: store.engine, ...(await store.counts()), email_outbox: await store.outboxCounts(), web_events: await store.webEventCounts() });
         return 0;
       }
     }
@@ -137,7 +153,7 @@ export async function runAdmin(args: string[]): Promise<number> {
 }
 
 /** A running server remembers keys found valid and learns of revokes through DATA_DIR/key-generation. */
-function warnIfUnsignalled(store: SqliteStore): void {
+function warnIfUnsignalled(store: Store): void {
   if (store.keySignalOffReason === null) return;
   console.error(
     `cairn admin: the change is saved, but a running server was not told (${store.keySignalOffReason}); restart it to apply the change now`,

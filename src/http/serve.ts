@@ -2,7 +2,7 @@
 import { ConfigError, loadConfig } from "../config.ts";
 import { Cairn } from "../core/service.ts";
 import { createMailer } from "../mail/index.ts";
-import { SqliteStore } from "../store/sqlite/store.ts";
+import { openStore, storeLocation } from "../store/index.ts";
 import { createApp } from "./app.ts";
 import { createLogger } from "./log.ts";
 
@@ -11,15 +11,17 @@ const DRAIN_TIMEOUT_MS = 10_000;
 const HELP = `cairn serve — run the Cairn server
 
 Settings come from the environment (see README): PORT (8080), HOST (127.0.0.1),
-DATA_DIR (./data), REGISTRATION (open|closed), SEARCH_RESULTS, SNIP_CHARS,
+DATA_DIR (./data), DATABASE_URL (postgres://… selects PostgreSQL instead of the
+SQLite file in DATA_DIR; docs/deploy.md), DATABASE_POOL_SIZE (10), REGISTRATION (open|closed), SEARCH_RESULTS, SNIP_CHARS,
 TRUST_PROXY, LOG_LEVEL, DURABILITY (normal|full), SHUTDOWN_GRACE_MS, the
 *_PER_HOUR breakers, and the welcome e-mail: EMAIL_ENABLED (0), SMTP_URL,
 EMAIL_FROM, EMAIL_RETRY_BASE_MS, EMAIL_RETRY_MAX_MS (docs/email.md).
-Flags mirror the most common ones: --port N, --host H, --data-dir D.
+Flags mirror the most common ones: --port N, --host H, --data-dir D,
+--database-url URL.
 `;
 
 function applyFlags(args: string[], env: Record<string, string | undefined>): Record<string, string | undefined> {
-  const names: Record<string, string> = { "--port": "PORT", "--host": "HOST", "--data-dir": "DATA_DIR" };
+  const names: Record<string, string> = { "--port": "PORT", "--host": "HOST", "--data-dir": "DATA_DIR", "--database-url": "DATABASE_URL" };
   const out = { ...env };
   for (let i = 0; i < args.length; i++) {
     const [flag, inline] = args[i].split(/=(.*)/s, 2);
@@ -50,7 +52,7 @@ export async function runServe(args: string[]): Promise<number> {
   const log = createLogger(config.logLevel);
   let accepting = false;
 
-  const store = new SqliteStore({ dataDir: config.dataDir, durability: config.durability });
+  const store = openStore(config);
   await store.migrate();
   if (store.keySignalOffReason !== null) {
     log.warn("API keys are read from the database on every request (slower): the key-change signal is unavailable", { reason: store.keySignalOffReason });
@@ -60,7 +62,7 @@ export async function runServe(args: string[]): Promise<number> {
   app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: 16 * 1024 * 1024 });
   const server = app.server!;
   accepting = true;
-  log.notice("listening", { url: `http://${server.hostname}:${server.port}`, dataDir: config.dataDir });
+  log.notice("listening", { url: `http://${server.hostname}:${server.port}`, ...storeLocation(config) });
   const mailer = config.emailEnabled ? createMailer({ config, store, log }) : null;
   mailer?.start();
 

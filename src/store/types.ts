@@ -98,7 +98,16 @@ export interface OutboxCounts {
   gaveUp: number;
 }
 
+/** Which engine a Store runs on; named in the start-up log and `admin stats`, never in the public probes. */
+export type StoreEngine = "sqlite" | "postgres";
+
 export interface Store {
+  readonly engine: StoreEngine;
+  /**
+   * Null when the server may remember keys found valid (keyGeneration works);
+   * otherwise why it may not, for a start-up warning.
+   */
+  readonly keySignalOffReason: string | null;
   /** Applies pending migrations. Safe to call from several processes at once. */
   migrate(): Promise<void>;
   readiness(): Promise<Readiness>;

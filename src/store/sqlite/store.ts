@@ -77,6 +77,7 @@ function toNote(row: NoteRow): NoteRecord {
 }
 
 export class SqliteStore implements Store {
+  readonly engine = "sqlite" as const;
   readonly sqlite: Database;
   private readonly db: BunSQLiteDatabase<typeof schema>;
   private prepared?: ReturnType<SqliteStore["prepare"]>;
