@@ -223,7 +223,7 @@ export class Cairn {
     if (!(WEB_EVENTS as readonly string[]).includes(event)) {
       throw invalid(`\`event\` must be one of ${WEB_EVENTS.join(", ")}.`);
     }
-    const postId = rawPostId === undefined ? null : parseNoteId(rawPostId);
+    const postId = rawPostId === undefined ? null : parseNoteId(rawPostId, "`post_id`");
     this.breakers.hit("webEvents", clientIp);
     // Per-note counters only for page views of notes that exist: random ids
     // must not grow the table.

@@ -1,8 +1,9 @@
 // Escaping for HTML text and attribute values: every piece of note text goes through here.
-const ENTITIES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+// NUL (refused on input, but possibly in older notes) is a parse error in HTML: shown as U+FFFD.
+const ENTITIES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;", "\0": "\uFFFD" };
 
 export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ENTITIES[c]);
+  return text.replace(/[&<>"'\0]/g, (c) => ENTITIES[c]);
 }
 
 /** The CSP source for an inline script or style: its SHA-256, so nothing else may run. */

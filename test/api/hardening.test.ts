@@ -1,0 +1,124 @@
+// Issue 12: what a hostile or careless client did to a running Cairn, each
+// attack answered the way the contract promises (no 500, the error shape).
+import { connect } from "node:net";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { call, startServer, type RunningServer } from "../helpers/server.ts";
+import { createNote, expectError, NO_BREAKERS, rawHttp, register, type Contributor } from "../helpers/api.ts";
+
+let server: RunningServer;
+let author: Contributor;
+
+beforeAll(async () => {
+  server = await startServer({ env: NO_BREAKERS });
+  author = await register(server.url);
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+const BAD_HOSTS = ["a b", "a b:80", "[::1", "x:99999999", "exa mple.org:8080", "%", "a\tb", "\\evil", "[zz]", "a..b "];
+
+function rawGet(path: string, host: string, extra: string[] = [], method = "GET", body = "") {
+  const lines = [`${method} ${path} HTTP/1.1`, `Host: ${host}`, "Connection: close", ...extra];
+  if (body) lines.push("Content-Type: application/json", `Content-Length: ${Buffer.byteLength(body)}`);
+  return rawHttp(server.url, lines.join("\r\n") + "\r\n\r\n" + body);
+}
+
+describe("a malformed Host header", () => {
+  test.each(BAD_HOSTS)("Host %p: no 500 on pages and routes", async (host) => {
+    for (const path of ["/", "/v1/healthz", "/v1/openapi.json", "/nope"]) {
+      const answer = await rawGet(path, host);
+      expect(answer.status).toBeLessThan(500);
+    }
+    const note = JSON.stringify({ title: `Host ${JSON.stringify(host)}`, body: "b" });
+    const post = await rawGet("/v1/posts", host, [`Authorization: Bearer ${author.key}`], "POST", note);
+    // A good body is not turned into "not valid JSON" by a bad Host.
+    expect(post.status).toBe(201);
+  });
+
+  test("the landing page prints a plausible Host only", async () => {
+    const good = await rawGet("/", "cairn.example.net:8080");
+    expect(good.body).toContain("cairn --url http://cairn.example.net:8080 register");
+    for (const host of ["a b", "evil.example/x y", "<b>evil</b>"]) {
+      const answer = await rawGet("/", host);
+      expect(answer.status).toBe(200);
+      expect(answer.body).not.toContain(host);
+      expect(answer.body).toContain("cairn --url https://cairn.example.org register");
+    }
+  });
+});
+
+describe("small ones", () => {
+  test("Accept is parsed: case-insensitive, q=0 means no", async () => {
+    const note = await createNote(server.url, author.key);
+    const type = async (accept: string) =>
+      (await call(server.url, "GET", `/v1/public/posts/${note.id}`, { headers: { accept } })).headers.get("content-type") ?? "";
+    expect(await type("TEXT/HTML")).toContain("text/html");
+    expect(await type("text/html;q=0")).toContain("application/json");
+    expect(await type("text/html;q=0, application/json")).toContain("application/json");
+    expect(await type("application/json;q=0.5, text/html")).toContain("text/html");
+    expect(await type("text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8")).toContain("text/html");
+    expect(await type("*/*")).toContain("application/json");
+    expect(await type("text/*")).toContain("text/html");
+    expect(await type("garbage;;;q=x,,")).toContain("application/json");
+  });
+
+  test("JSON answers carry X-Content-Type-Options: nosniff", async () => {
+    const note = await createNote(server.url, author.key);
+    for (const res of [
+      await call(server.url, "GET", "/v1/healthz"),
+      await call(server.url, "GET", `/v1/posts/${note.id}`, { key: author.key }),
+      await call(server.url, "GET", "/v1/me", { key: author.key }),
+      await call(server.url, "GET", "/v1/me"),
+      await call(server.url, "GET", "/nope"),
+      await call(server.url, "POST", "/v1/posts", { key: author.key, raw: "{", headers: { "content-type": "application/json" } }),
+    ]) {
+      expect(res.headers.get("x-content-type-options")).toBe("nosniff");
+    }
+  });
+
+  test("NUL characters are refused in notes and comments", async () => {
+    expectError(await call(server.url, "POST", "/v1/posts", { key: author.key, json: { title: "a\u0000b", body: "x" } }), 400, "invalid_request");
+    expectError(await call(server.url, "POST", "/v1/posts", { key: author.key, json: { title: "ab", body: "x\u0000" } }), 400, "invalid_request");
+    const note = await createNote(server.url, author.key);
+    expectError(await call(server.url, "POST", `/v1/posts/${note.id}/comments`, { key: author.key, json: { body: "\u0000" } }), 400, "invalid_request");
+  });
+
+  test("a title of only zero-width or direction characters is refused", async () => {
+    for (const title of ["\u200b", "\u200b\u200c\u200d\ufeff", "\u202e\u2066", "\u3164"]) {
+      const message = expectError(await call(server.url, "POST", "/v1/posts", { key: author.key, json: { title, body: "x" } }), 400, "invalid_request");
+      expect(message).toContain("`title`");
+    }
+    expectError(await call(server.url, "POST", "/v1/posts", { key: author.key, json: { title: "ok", body: "\u200b" } }), 400, "invalid_request");
+  });
+
+  test("bidi overrides in a note are isolated on its page", async () => {
+    const note = await createNote(server.url, author.key, { title: "\u202eevil title", body: "\u202ebody", tags: ["a"] });
+    const page = await call(server.url, "GET", `/v1/public/posts/${note.id}`, { headers: { accept: "text/html" } });
+    expect(page.text).toContain('<h1 dir="auto">\u202eevil title</h1>');
+    expect(page.text).toContain('dir="auto">\u202ebody</div>');
+    expect(page.text).toContain('<span dir="auto">a</span>');
+  });
+
+  test("a bad post_id in a web event is named as the field, not the path", async () => {
+    const message = expectError(await call(server.url, "POST", "/v1/web/events", { json: { event: "page_view", post_id: "nope" } }), 400, "invalid_request");
+    expect(message).toContain("`post_id`");
+    expect(message).not.toContain("path");
+  });
+
+  test("headers over 16 KB get 431 (Bun answers before the app; see docs/reliability.md)", async () => {
+    const { port } = new URL(server.url);
+    const head = await new Promise<string>((resolve, reject) => {
+      let data = "";
+      const socket = connect(Number(port), "127.0.0.1", () =>
+        socket.write(`GET /v1/healthz HTTP/1.1\r\nHost: localhost\r\nX-Big: ${"a".repeat(17 * 1024)}\r\n\r\n`),
+      );
+      socket.on("data", (chunk) => (data += chunk.toString("latin1")));
+      socket.on("close", () => resolve(data));
+      socket.on("error", reject);
+    });
+    expect(head).toStartWith("HTTP/1.1 431 ");
+    // The app is still up and answers normally afterwards.
+    expect((await call(server.url, "GET", "/v1/healthz")).status).toBe(200);
+  });
+});
