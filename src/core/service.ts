@@ -1,6 +1,7 @@
 // Cairn's rules, independent of HTTP and SQL: every route calls one method here.
 import type { Config } from "../config.ts";
 import type { Store } from "../store/types.ts";
+import { AddressThrottle } from "./address-throttle.ts";
 import { Breakers } from "./breakers.ts";
 import { AppError, invalid, noteNotFound, unauthorized } from "./errors.ts";
 import { uuidv7 } from "./ids.ts";
@@ -25,6 +26,7 @@ const sameTags = (a: string[], b: string[]) => {
 export class Cairn {
   readonly breakers: Breakers;
   private readonly knownKeys = new KnownKeys();
+  private readonly welcomeMails: AddressThrottle;
 
   constructor(
     private readonly store: Store,
@@ -43,6 +45,7 @@ export class Cairn {
       },
       now,
     );
+    this.welcomeMails = new AddressThrottle(config.welcomeMailsPerAddressPerDay, now);
   }
 
   /**
@@ -95,6 +98,7 @@ export class Cairn {
     }
     const address = normaliseEmail(email);
     this.breakers.hit("registrations", clientIp);
+    if (this.config.emailEnabled) this.welcomeMails.hit(address);
     // With EMAIL_ENABLED=1 the welcome mail is queued in the same transaction
     // (a durable outbox row); the sender in src/mail delivers it later.
     return this.createContributor(address, this.config.emailEnabled);

@@ -4,6 +4,7 @@ import { ValueErrorType } from "@sinclair/typebox/errors";
 import { Elysia, ElysiaCustomStatusResponse, ValidationError } from "elysia";
 import packageJson from "../../package.json";
 import type { Config } from "../config.ts";
+import { addressSubject } from "../core/addresses.ts";
 import { AppError, invalid } from "../core/errors.ts";
 import { KEY_MARKER } from "../core/keys.ts";
 import type { Cairn } from "../core/service.ts";
@@ -90,14 +91,18 @@ function validationToAppError(error: ValidationError, path: string): AppError {
   return invalid(expected ? `\`${field}\` must be ${expected}.` : `\`${field}\` is invalid: ${first.message}.`);
 }
 
+/** The per-address breakers' subject for this request: the client's IPv4 address or IPv6 /64 (see src/core/addresses.ts). */
 export function clientIp(request: Request, server: { requestIP(r: Request): { address: string } | null } | null, trustProxy: boolean): string {
   if (trustProxy) {
     // The proxy in front appends the address it saw; the last entry is the one we can trust.
+    // One that is not an IP address is no subject: the request counts as the proxy's own.
     const forwarded = request.headers.get("x-forwarded-for");
-    const last = forwarded?.split(",").pop()?.trim();
-    if (last) return last;
+    const last = forwarded?.slice(forwarded.lastIndexOf(",") + 1);
+    const subject = last ? addressSubject(last) : null;
+    if (subject) return subject;
   }
-  return server?.requestIP(request)?.address ?? "unknown";
+  const peer = server?.requestIP(request)?.address;
+  return (peer && addressSubject(peer)) ?? "unknown";
 }
 
 export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {

@@ -122,3 +122,36 @@ describe("small ones", () => {
     expect((await call(server.url, "GET", "/v1/healthz")).status).toBe(200);
   });
 });
+
+describe("per-address breakers behind a proxy (TRUST_PROXY=1)", () => {
+  let proxied: RunningServer;
+  beforeAll(async () => {
+    proxied = await startServer({ env: { ...NO_BREAKERS, TRUST_PROXY: "1", REGISTRATIONS_PER_HOUR: "3", WEB_EVENTS_PER_HOUR: "3" } });
+  });
+  afterAll(async () => {
+    await proxied?.stop();
+  });
+
+  const event = (xff: string) => call(proxied.url, "POST", "/v1/web/events", { json: { event: "page_view" }, headers: { "x-forwarded-for": xff } });
+
+  test("IPv6 clients are counted per /64: fresh addresses from one /64 share one limit", async () => {
+    for (let i = 1; i <= 3; i++) {
+      const res = await call(proxied.url, "POST", "/v1/register", { json: { email: `v6-${i}@example.org` }, headers: { "x-forwarded-for": `2001:db8:aa:bb::${i.toString(16)}` } });
+      expect(res.status).toBe(201);
+    }
+    const fourth = await call(proxied.url, "POST", "/v1/register", { json: { email: "v6-4@example.org" }, headers: { "x-forwarded-for": "2001:db8:aa:bb:ffff:1:2:3" } });
+    expectError(fourth, 429, "rate_limited");
+    // Another /64 is another subject.
+    expect((await call(proxied.url, "POST", "/v1/register", { json: { email: "v6-5@example.org" }, headers: { "x-forwarded-for": "2001:db8:aa:bc::1" } })).status).toBe(201);
+  });
+
+  test("a forwarded value that is not an IP address is no subject: it counts as the proxy", async () => {
+    const answers = [];
+    for (let i = 0; i < 6; i++) answers.push((await event(`not-an-ip-${i}-${"x".repeat(12_000)}`)).status);
+    expect(answers.slice(0, 3)).toEqual([202, 202, 202]);
+    expect(answers.slice(3)).toEqual([429, 429, 429]);
+    // A valid forwarded address is its own subject still.
+    expect((await event("192.0.2.77")).status).toBe(202);
+    expect((await event("10.9.8.7, ::ffff:192.0.2.78")).status).toBe(202);
+  });
+});

@@ -394,6 +394,8 @@ export class SqliteStore implements Store {
           .query(`INSERT INTO ${MIGRATIONS_TABLE} (hash, created_at) VALUES (?, ?)`)
           .run(migration.hash, migration.createdAt);
       }
+      // Rows finished before addresses were dropped on sending (issue 12) lose theirs now.
+      this.outbox.forgetFinishedAddresses();
     });
   }
 
