@@ -10,6 +10,8 @@ export const LIMITS = {
   tagsMax: 8,
   tagMax: 32,
   commentMax: 5_000,
+  /** Comments in one GET …/comments answer at most (the newest; `count` is the true total): ≤ 100 × 5,000 characters. */
+  commentsListed: 100,
   queryMax: 500,
   requestBytes: 64 * 1024,
   webEventBytes: 1024,

@@ -7,7 +7,7 @@ import { AppError, invalid, noteNotFound, unauthorized } from "./errors.ts";
 import { uuidv7 } from "./ids.ts";
 import { bearerToken, digestKeyText, digestsEqual, keyPrefix, looksLikeKey, mintKey } from "./keys.ts";
 import { KnownKeys } from "./known-keys.ts";
-import { normaliseComment, normaliseEmail, normaliseNote, normaliseQuery, parseNoteId } from "./limits.ts";
+import { LIMITS, normaliseComment, normaliseEmail, normaliseNote, normaliseQuery, parseNoteId } from "./limits.ts";
 import { searchPlan } from "./search.ts";
 import { commentView, iso, noteView, searchResultView } from "./views.ts";
 import { voteDirection, voteValue, type VoteDirection } from "./votes.ts";
@@ -183,9 +183,9 @@ export class Cairn {
 
   async comments(rawId: string) {
     const id = parseNoteId(rawId);
-    const list = await this.store.listComments(id);
+    const list = await this.store.listComments(id, LIMITS.commentsListed);
     if (!list) throw noteNotFound();
-    return { post_id: id, count: list.length, comments: list.map(commentView) };
+    return { post_id: id, count: list.total, comments: list.comments.map(commentView) };
   }
 
   async addComment(contributorNo: number, rawId: string, rawBody: string) {

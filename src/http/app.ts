@@ -6,6 +6,7 @@ import packageJson from "../../package.json";
 import type { Config } from "../config.ts";
 import { addressSubject } from "../core/addresses.ts";
 import { AppError, invalid } from "../core/errors.ts";
+import { LIMITS } from "../core/limits.ts";
 import { KEY_MARKER } from "../core/keys.ts";
 import type { Cairn } from "../core/service.ts";
 import type { Store } from "../store/types.ts";
@@ -134,7 +135,7 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
     .get("/v1/posts/:post_id/comments", ({ params }) => cairn.comments(params.post_id), {
       params: S.IdParams,
       response: { 200: S.CommentsResponse, 404: S.ErrorBody, ...S.keyedErrors },
-      detail: { summary: "Comments of a note, oldest first", tags: ["comments"] },
+      detail: { summary: `Comments of a note: the newest ${LIMITS.commentsListed}, oldest first, and the true count`, tags: ["comments"] },
     })
     .post(
       "/v1/posts/:post_id/comments",

@@ -155,3 +155,20 @@ describe("per-address breakers behind a proxy (TRUST_PROXY=1)", () => {
     expect((await event("10.9.8.7, ::ffff:192.0.2.78")).status).toBe(202);
   });
 });
+
+describe("bounded answers", () => {
+  test("GET …/comments lists the newest 100, oldest first, with the true count", async () => {
+    const note = await createNote(server.url, author.key);
+    for (let i = 1; i <= 105; i++) {
+      expect((await call(server.url, "POST", `/v1/posts/${note.id}/comments`, { key: author.key, json: { body: `comment ${i}` } })).status).toBe(201);
+    }
+    const res = await call(server.url, "GET", `/v1/posts/${note.id}/comments`, { key: author.key });
+    expect(res.status).toBe(200);
+    expect(res.data.count).toBe(105);
+    expect(res.data.comments.length).toBe(100);
+    expect(res.data.comments[0].body).toBe("comment 6");
+    expect(res.data.comments[99].body).toBe("comment 105");
+    const doc = (await call(server.url, "GET", "/v1/openapi.json")).text;
+    expect(doc).toContain("The newest 100 comments at most, oldest first");
+  });
+});

@@ -242,12 +242,15 @@ export class SqliteStore implements Store {
         .prepare(),
       notePk: db.select({ pk: posts.pk, contributorNo: posts.contributorNo }).from(posts).where(eq(posts.id, id)).prepare(),
       deleteNote: db.delete(posts).where(eq(posts.pk, postPk)).prepare(),
+      // The newest first, to be cut at the limit and reversed.
       comments: db
         .select({ contributorNo: comments.contributorNo, body: comments.body, createdAt: comments.createdAt })
         .from(comments)
         .where(eq(comments.postPk, postPk))
-        .orderBy(comments.pk)
+        .orderBy(desc(comments.pk))
+        .limit(sql.placeholder("limit"))
         .prepare(),
+      commentCount: db.select({ commentCount: posts.commentCount }).from(posts).where(eq(posts.pk, postPk)).prepare(),
       insertComment: db
         .insert(comments)
         .values({ postPk, contributorNo: no, body: sql.placeholder("body"), createdAt: sql.placeholder("createdAt") })
@@ -504,10 +507,12 @@ export class SqliteStore implements Store {
     });
   }
 
-  async listComments(noteId: string): Promise<CommentRecord[] | null> {
+  async listComments(noteId: string, limit: number): Promise<{ comments: CommentRecord[]; total: number } | null> {
     const note = this.statements.notePk.get({ id: noteId });
     if (!note) return null;
-    return this.statements.comments.all({ postPk: note.pk });
+    // Synchronous reads: no write runs between them, so the count and the list agree.
+    const total = this.statements.commentCount.get({ postPk: note.pk })!.commentCount;
+    return { comments: this.statements.comments.all({ postPk: note.pk, limit }).reverse(), total };
   }
 
   async addComment(noteId: string, comment: { contributorNo: number; body: string; createdAt: number }) {
