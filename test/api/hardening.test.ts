@@ -172,3 +172,13 @@ describe("bounded answers", () => {
     expect(doc).toContain("The newest 100 comments at most, oldest first");
   });
 });
+
+describe("found by the property suite", () => {
+  test("an object with a `toString` or `valueOf` field where a string belongs is a 400, not a 500", async () => {
+    for (const value of [{ toString: "" }, { valueOf: 1 }, { toString: { toString: 1 } }, [{ toString: "" }]]) {
+      expectError(await call(server.url, "POST", "/v1/web/events", { json: { event: "page_view", post_id: value } }), 400, "invalid_request");
+      expectError(await call(server.url, "POST", "/v1/posts", { key: author.key, json: { title: value, body: "x" } }), 400, "invalid_request");
+      expectError(await call(server.url, "POST", "/v1/register", { json: { email: value } }), 400, "invalid_request");
+    }
+  });
+});
