@@ -24,8 +24,6 @@ export const TAG_PATTERN = /^[a-z0-9][a-z0-9._+#-]*$/;
 const INVISIBLE = /^[\p{Cf}\p{Z}\p{Cc}\p{M}\s\u115F\u1160\u3164\uFFA0\u2800]*$/u;
 
 function lengthBetween(field: string, value: string, min: number, max: number, trimmed: boolean): string {
-  // NUL ends strings in C, logs and HTML parsers: refused rather than stored.
-  if (value.includes("\0")) throw invalid(`\`${field}\` must not contain NUL characters (U+0000).`);
   const length = codePointLength(value);
   const how = trimmed ? " after trimming" : "";
   if (length < min) {

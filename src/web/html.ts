@@ -1,5 +1,6 @@
 // Escaping for HTML text and attribute values: every piece of note text goes through here.
-// NUL (refused on input, but possibly in older notes) is a parse error in HTML: shown as U+FFFD.
+// NUL is data in JSON (returned verbatim, escaped as \u0000) but a parse error
+// in HTML, and was written raw into note pages: shown as U+FFFD instead.
 const ENTITIES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;", "\0": "\uFFFD" };
 
 export function escapeHtml(text: string): string {

@@ -77,11 +77,15 @@ describe("small ones", () => {
     }
   });
 
-  test("NUL characters are refused in notes and comments", async () => {
-    expectError(await call(server.url, "POST", "/v1/posts", { key: author.key, json: { title: "a\u0000b", body: "x" } }), 400, "invalid_request");
-    expectError(await call(server.url, "POST", "/v1/posts", { key: author.key, json: { title: "ab", body: "x\u0000" } }), 400, "invalid_request");
-    const note = await createNote(server.url, author.key);
-    expectError(await call(server.url, "POST", `/v1/posts/${note.id}/comments`, { key: author.key, json: { body: "\u0000" } }), 400, "invalid_request");
+  test("NUL characters stay data in JSON but never reach a page raw", async () => {
+    const note = await createNote(server.url, author.key, { title: "nul\u0000title", body: "nul\u0000body", tags: ["a"] });
+    expect(note.body).toBe("nul\u0000body");
+    const page = await call(server.url, "GET", `/v1/public/posts/${note.id}`, { headers: { accept: "text/html" } });
+    expect(page.text).not.toContain("\u0000");
+    expect(page.text).toContain("nul\ufffdbody");
+    expect(page.text).toContain("nul\ufffdtitle");
+    // Nothing but NUL is not a title.
+    expectError(await call(server.url, "POST", "/v1/posts", { key: author.key, json: { title: "\u0000\u0000", body: "x" } }), 400, "invalid_request");
   });
 
   test("a title of only zero-width or direction characters is refused", async () => {
