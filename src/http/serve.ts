@@ -65,6 +65,9 @@ export async function runServe(args: string[]): Promise<number> {
   if (store.keySignalOffReason !== null) {
     log.warn("API keys are read from the database on every request (slower): the key-change signal is unavailable", { reason: store.keySignalOffReason });
   }
+  if (store.noteSignalOffReason !== null) {
+    log.warn("notes are read from the database on every request (slower): the note-change signal is unavailable", { reason: store.noteSignalOffReason });
+  }
   const cairn = new Cairn(store, config);
   const app = createApp({ cairn, store, config, log, isAccepting: () => accepting });
   app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: 16 * 1024 * 1024 });

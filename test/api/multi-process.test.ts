@@ -95,3 +95,26 @@ describe("a signal file removed or replaced while the servers run", () => {
     for (const server of [a, b]) expectError(await getNote(server, note.id), 404, "not_found");
   });
 });
+
+describe("a note signal that cannot be mapped", () => {
+  test("the server warns, caches nothing and still never serves a stale note", async () => {
+    const { mkdtempSync, mkdirSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const dir = mkdtempSync(join(tmpdir(), "cairn-nosignal-"));
+    mkdirSync(join(dir, "note-generation"));
+    const one = await startServer({ env: NO_BREAKERS, dataDir: dir });
+    const two = await startServer({ env: NO_BREAKERS, dataDir: dir });
+    try {
+      expect(one.logs()).toContain("the note-change signal is unavailable");
+      const writer = await register(one.url);
+      const note = await createNote(one.url, writer.key);
+      expect((await call(two.url, "GET", `/v1/posts/${note.id}`, { key: writer.key })).status).toBe(200);
+      expect((await call(one.url, "DELETE", `/v1/posts/${note.id}`, { key: writer.key })).status).toBe(200);
+      expectError(await call(two.url, "GET", `/v1/posts/${note.id}`, { key: writer.key }), 404, "not_found");
+    } finally {
+      await two.stop();
+      await one.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -165,6 +165,11 @@ export class SqliteStore implements Store {
     return remapped;
   }
 
+  /** Null when note changes are announced across processes; otherwise why not (notes are then never cached). */
+  get noteSignalOffReason(): string | null {
+    return this.noteChanges.unavailableReason;
+  }
+
   /** True when the key signal file this process bumps is no longer the one at its path. */
   get keySignalReplaced(): boolean {
     return this.keyChanges.replaced();
