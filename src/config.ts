@@ -30,6 +30,10 @@ export interface Config {
   durability: "normal" | "full";
   /** On SIGTERM, how long readyz answers 503 while requests are still served, before the listener closes. */
   shutdownGraceMs: number;
+  /** Byte budget of the in-memory note cache (NOTE_CACHE_MB, estimated from the notes' text). */
+  noteCacheBytes: number;
+  /** With EMAIL_ENABLED=1: welcome e-mails to one address in a rolling day at most (0: no limit). */
+  welcomeMailsPerAddressPerDay: number;
   breakers: Breakers;
 }
 
@@ -87,6 +91,8 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: choiceSetting(env, "LOG_LEVEL", ["debug", "info", "warn", "error", "silent"] as const, "info"),
     durability: choiceSetting(env, "DURABILITY", ["normal", "full"] as const, "normal"),
     shutdownGraceMs: intSetting(env, "SHUTDOWN_GRACE_MS", 1000, 0, 60_000),
+    welcomeMailsPerAddressPerDay: intSetting(env, "WELCOME_MAILS_PER_ADDRESS_PER_DAY", 1),
+    noteCacheBytes: intSetting(env, "NOTE_CACHE_MB", 64, 0, 65_536) * 1024 * 1024,
     breakers: {
       postsPerHour: intSetting(env, "POSTS_PER_HOUR", 30),
       commentsPerHour: intSetting(env, "COMMENTS_PER_HOUR", 120),

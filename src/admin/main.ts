@@ -8,6 +8,7 @@ import { resolve } from "node:path";
 import { ConfigError, loadConfig } from "../config.ts";
 import { AppError } from "../core/errors.ts";
 import { Cairn } from "../core/service.ts";
+import { SIGNAL_CHECK_MS } from "../store/sqlite/change-signal.ts";
 import { databasePath, SqliteStore } from "../store/sqlite/store.ts";
 
 const HELP = `cairn admin — operator verbs on the data directory (DATA_DIR, default ./data)
@@ -101,6 +102,7 @@ export async function runAdmin(args: string[]): Promise<number> {
           console.error(`cairn admin: no contributor ${number}`);
           return 1;
         }
+        await waitIfSignalFileChanged(store);
         print({ contributor_no: number, active });
         warnIfUnsignalled(store);
         return 0;
@@ -142,6 +144,21 @@ function warnIfUnsignalled(store: SqliteStore): void {
   console.error(
     `cairn admin: the change is saved, but a running server was not told (${store.keySignalOffReason}); restart it to apply the change now`,
   );
+}
+
+/**
+ * The key-generation file was missing when this command opened the store (it
+ * made a new one), or was replaced while it ran: a running server still maps
+ * the old file and did not see this bump. It maps the new file within
+ * SIGNAL_CHECK_MS and then forgets every key it remembered; waiting twice
+ * that keeps "revoked on the next request" true once this command returns.
+ */
+async function waitIfSignalFileChanged(store: SqliteStore): Promise<void> {
+  if (!store.keySignalCreated && !store.keySignalReplaced) return;
+  console.error(
+    "cairn admin: DATA_DIR/key-generation was missing or replaced (it must not be removed while a server runs); a running server maps the new file within a second, waiting for it",
+  );
+  await Bun.sleep(2 * SIGNAL_CHECK_MS);
 }
 
 /** Copies a backup into an empty data directory after checking it is a sound Cairn database. */

@@ -4,7 +4,9 @@ import { ValueErrorType } from "@sinclair/typebox/errors";
 import { Elysia, ElysiaCustomStatusResponse, ValidationError } from "elysia";
 import packageJson from "../../package.json";
 import type { Config } from "../config.ts";
+import { addressSubject } from "../core/addresses.ts";
 import { AppError, invalid } from "../core/errors.ts";
+import { LIMITS } from "../core/limits.ts";
 import { KEY_MARKER } from "../core/keys.ts";
 import type { Cairn } from "../core/service.ts";
 import type { Store } from "../store/types.ts";
@@ -14,9 +16,10 @@ import type { Logger } from "./log.ts";
 import * as S from "./schemas.ts";
 import { docsResponse } from "../web/docs-page.ts";
 import { landingResponse } from "../web/landing.ts";
-import { notePageResponse, wantsHtml } from "../web/note-page.ts";
+import { notePageResponse } from "../web/note-page.ts";
 import { noteResponse } from "./note-body.ts";
 import { openApiDocument, type OpenApiDocument } from "./openapi.ts";
+import { originOf, pathOf, prefersHtml } from "./request-parts.ts";
 
 interface RequestMeta {
   id: string;
@@ -35,6 +38,9 @@ const PUBLIC_NOTE_HEADERS = { "cache-control": "public, max-age=60", vary: "Acce
 
 /** A caller's (or proxy's) request id is kept only when it is short and plain. */
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{8,64}$/;
+
+/** Shown in the landing page's commands when neither PUBLIC_BASE_URL nor a plausible Host names the instance. */
+const PLACEHOLDER_URL = "https://cairn.example.org";
 
 export const VERSION: string = packageJson.version;
 
@@ -86,14 +92,18 @@ function validationToAppError(error: ValidationError, path: string): AppError {
   return invalid(expected ? `\`${field}\` must be ${expected}.` : `\`${field}\` is invalid: ${first.message}.`);
 }
 
+/** The per-address breakers' subject for this request: the client's IPv4 address or IPv6 /64 (see src/core/addresses.ts). */
 export function clientIp(request: Request, server: { requestIP(r: Request): { address: string } | null } | null, trustProxy: boolean): string {
   if (trustProxy) {
     // The proxy in front appends the address it saw; the last entry is the one we can trust.
+    // One that is not an IP address is no subject: the request counts as the proxy's own.
     const forwarded = request.headers.get("x-forwarded-for");
-    const last = forwarded?.split(",").pop()?.trim();
-    if (last) return last;
+    const last = forwarded?.slice(forwarded.lastIndexOf(",") + 1);
+    const subject = last ? addressSubject(last) : null;
+    if (subject) return subject;
   }
-  return server?.requestIP(request)?.address ?? "unknown";
+  const peer = server?.requestIP(request)?.address;
+  return (peer && addressSubject(peer)) ?? "unknown";
 }
 
 export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
@@ -125,7 +135,7 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
     .get("/v1/posts/:post_id/comments", ({ params }) => cairn.comments(params.post_id), {
       params: S.IdParams,
       response: { 200: S.CommentsResponse, 404: S.ErrorBody, ...S.keyedErrors },
-      detail: { summary: "Comments of a note, oldest first", tags: ["comments"] },
+      detail: { summary: `Comments of a note: the newest ${LIMITS.commentsListed}, oldest first, and the true count`, tags: ["comments"] },
     })
     .post(
       "/v1/posts/:post_id/comments",
@@ -180,6 +190,8 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
       meta = { id, started: performance.now() };
       requests.set(request, meta);
       set.headers["x-request-id"] = id;
+      // Every answer is JSON or a page that says its type: no browser may guess another.
+      set.headers["x-content-type-options"] = "nosniff";
     }
     return meta;
   };
@@ -191,7 +203,7 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
     // Content-Length, before any byte is read.
     .onParse(({ request, set }) => {
       metaOf(request, set);
-      return readJsonBody(request, bodyLimitFor(new URL(request.url).pathname));
+      return readJsonBody(request, bodyLimitFor(pathOf(request.url)));
     })
     // A function, not an arrow: minified, `=>{m(` reads as async to Elysia.
     .onTransform({ as: "global" }, function startRequest({ request, set }) {
@@ -244,7 +256,7 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
       // The HTML page is a plain Response beside the typed JSON answer.
       async ({ params, request, set }): Promise<Response> => {
         const note = await cairn.publicNote(params.post_id);
-        if (wantsHtml(request.headers.get("accept"))) return notePageResponse(note);
+        if (prefersHtml(request.headers.get("accept"))) return notePageResponse(note);
         return noteResponse(note, set, PUBLIC_NOTE_HEADERS);
       },
       {
@@ -297,6 +309,7 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
   // Built on first use, once every route is registered.
   let cached: OpenApiDocument | undefined;
   const document = (): OpenApiDocument => (cached ??= openApiDocument(app, { version: VERSION, baseUrl: config.publicBaseUrl }));
-  const baseUrl = (request: Request) => config.publicBaseUrl ?? new URL(request.url).origin;
+  // Without PUBLIC_BASE_URL the Host header names the instance, but only a plausible one is printed.
+  const baseUrl = (request: Request) => config.publicBaseUrl ?? originOf(request) ?? PLACEHOLDER_URL;
   return app;
 }

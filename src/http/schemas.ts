@@ -88,7 +88,13 @@ export const MeResponse = t.Object({
 
 const Comment = t.Object({ contributor_no: Int(), body: t.String(), created_at: Timestamp });
 
-export const CommentsResponse = t.Object({ post_id: NoteId, count: Int(), comments: t.Array(Comment) });
+export const CommentsResponse = t.Object({
+  post_id: NoteId,
+  count: Int({ description: "How many comments the note has in all (may exceed the comments listed)" }),
+  comments: t.Array(Comment, {
+    description: `The newest ${LIMITS.commentsListed} comments at most, oldest first; when \`count\` is larger, the older ones are not listed`,
+  }),
+});
 
 export const CommentRequest = RequestBody({ body: t.String({ description: `1 to ${LIMITS.commentMax} characters after trimming` }) });
 

@@ -2,6 +2,7 @@
 import { ConfigError, loadConfig } from "../config.ts";
 import { Cairn } from "../core/service.ts";
 import { createMailer } from "../mail/index.ts";
+import { SIGNAL_CHECK_MS } from "../store/sqlite/change-signal.ts";
 import { SqliteStore } from "../store/sqlite/store.ts";
 import { createApp } from "./app.ts";
 import { createLogger } from "./log.ts";
@@ -12,7 +13,8 @@ const HELP = `cairn serve — run the Cairn server
 
 Settings come from the environment (see README): PORT (8080), HOST (127.0.0.1),
 DATA_DIR (./data), REGISTRATION (open|closed), SEARCH_RESULTS, SNIP_CHARS,
-TRUST_PROXY, LOG_LEVEL, DURABILITY (normal|full), SHUTDOWN_GRACE_MS, the
+TRUST_PROXY, LOG_LEVEL, DURABILITY (normal|full), SHUTDOWN_GRACE_MS,
+NOTE_CACHE_MB, WELCOME_MAILS_PER_ADDRESS_PER_DAY, the
 *_PER_HOUR breakers, and the welcome e-mail: EMAIL_ENABLED (0), SMTP_URL,
 EMAIL_FROM, EMAIL_RETRY_BASE_MS, EMAIL_RETRY_MAX_MS (docs/email.md).
 Flags mirror the most common ones: --port N, --host H, --data-dir D.
@@ -50,10 +52,21 @@ export async function runServe(args: string[]): Promise<number> {
   const log = createLogger(config.logLevel);
   let accepting = false;
 
-  const store = new SqliteStore({ dataDir: config.dataDir, durability: config.durability });
+  const store = new SqliteStore({ dataDir: config.dataDir, durability: config.durability, noteCacheBytes: config.noteCacheBytes });
   await store.migrate();
+  // A signal file removed or replaced under a running server would leave it
+  // deaf to revokes and other servers' note changes: map the new one, say so.
+  const signalCheck = setInterval(() => {
+    for (const path of store.remapReplacedSignals()) {
+      log.warn("a change-signal file was removed or replaced while running; mapped the new one and forgot what it remembered", { path });
+    }
+  }, SIGNAL_CHECK_MS);
+  signalCheck.unref();
   if (store.keySignalOffReason !== null) {
     log.warn("API keys are read from the database on every request (slower): the key-change signal is unavailable", { reason: store.keySignalOffReason });
+  }
+  if (store.noteSignalOffReason !== null) {
+    log.warn("notes are read from the database on every request (slower): the note-change signal is unavailable", { reason: store.noteSignalOffReason });
   }
   const cairn = new Cairn(store, config);
   const app = createApp({ cairn, store, config, log, isAccepting: () => accepting });
@@ -81,6 +94,7 @@ export async function runServe(args: string[]): Promise<number> {
       await server.stop(true);
     }
     await mailer?.stop();
+    clearInterval(signalCheck);
     await store.close();
     log.notice("stopped");
     log.flush();

@@ -142,7 +142,8 @@ export interface Store {
   /** Hard delete with comments, votes and the search entry, in one transaction. */
   deleteNote(id: string, contributorNo: number): Promise<DeleteOutcome>;
 
-  listComments(noteId: string): Promise<CommentRecord[] | null>;
+  /** The newest `limit` comments, oldest first, and how many the note has in all; null when the note does not exist. */
+  listComments(noteId: string, limit: number): Promise<{ comments: CommentRecord[]; total: number } | null>;
   addComment(
     noteId: string,
     comment: { contributorNo: number; body: string; createdAt: number },

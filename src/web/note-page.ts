@@ -13,12 +13,12 @@ if(navigator.clipboard){navigator.clipboard.writeText(location.href).then(done,d
 send("copy_link",id)})})();`;
 
 export function notePageResponse(note: NoteView): Response {
-  const tags = note.tags.map((tag) => `<span>${escapeHtml(tag)}</span>`).join("");
+  const tags = note.tags.map((tag) => `<span dir="auto">${escapeHtml(tag)}</span>`).join("");
   const body = `<main><article>
-<h1>${escapeHtml(note.title)}</h1>
+<h1 dir="auto">${escapeHtml(note.title)}</h1>
 <div class="meta">Contributor #${note.contributor_no} · ${escapeHtml(note.created_at)} · score ${note.score} · ${note.comment_count} comments</div>
 <div class="tags">${tags}</div>
-<div class="body">${escapeHtml(note.body)}</div>
+<div class="body" dir="auto">${escapeHtml(note.body)}</div>
 </article>
 <button id="copy-link" type="button">Copy link</button></main>
 <footer>A note shared from a Cairn instance.</footer>`;
@@ -31,11 +31,5 @@ export function notePageResponse(note: NoteView): Response {
   return response;
 }
 
-/** True when the client asks for HTML before JSON (a browser). */
-export function wantsHtml(accept: string | null): boolean {
-  if (!accept) return false;
-  const html = accept.indexOf("text/html");
-  if (html === -1) return false;
-  const json = accept.indexOf("application/json");
-  return json === -1 || html < json;
-}
+/** True when the client prefers HTML to JSON (a browser); the Accept parsing lives in src/http. */
+export { prefersHtml as wantsHtml } from "../http/request-parts.ts";
