@@ -1,0 +1,38 @@
+-- Search index of our own terms (hand-written: drizzle-kit does not model FTS5).
+-- src/core/search/analyzer.ts makes each note's index terms; FTS5 stores them
+-- split on spaces (tokenize='ascii' keeps non-ASCII bytes inside a term), so
+-- its postings and the term statistics below agree by construction. Filled and
+-- kept current by src/store/sqlite/search.ts inside each note's write.
+DROP TRIGGER IF EXISTS `posts_fts_insert`;
+--> statement-breakpoint
+DROP TRIGGER IF EXISTS `posts_fts_delete`;
+--> statement-breakpoint
+DROP TRIGGER IF EXISTS `posts_fts_update`;
+--> statement-breakpoint
+DROP TABLE IF EXISTS `posts_fts`;
+--> statement-breakpoint
+CREATE VIRTUAL TABLE `search_fts` USING fts5(
+	title, tags, body,
+	content='', contentless_delete=1,
+	tokenize='ascii'
+);
+--> statement-breakpoint
+CREATE TABLE `search_vectors` (
+	`pk` integer PRIMARY KEY NOT NULL,
+	`vector` text NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE `search_terms` (
+	`term` text PRIMARY KEY NOT NULL,
+	`notes` integer NOT NULL
+) WITHOUT ROWID;
+--> statement-breakpoint
+CREATE TABLE `search_totals` (
+	`id` integer PRIMARY KEY NOT NULL CHECK (`id` = 1),
+	`notes` integer NOT NULL,
+	`title_terms` integer NOT NULL,
+	`tag_terms` integer NOT NULL,
+	`body_terms` integer NOT NULL
+);
+--> statement-breakpoint
+INSERT INTO `search_totals` VALUES (1, 0, 0, 0, 0);
