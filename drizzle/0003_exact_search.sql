@@ -11,10 +11,13 @@ DROP TRIGGER IF EXISTS `posts_fts_update`;
 --> statement-breakpoint
 DROP TABLE IF EXISTS `posts_fts`;
 --> statement-breakpoint
+-- One column per impact tier (src/core/search/ranking.ts); a note's term is in
+-- exactly one. detail=column: the search needs which notes hold a term in which
+-- tier, never positions.
 CREATE VIRTUAL TABLE `search_fts` USING fts5(
-	title, tags, body,
+	t0, t1, t2, t3, t4,
 	content='', contentless_delete=1,
-	tokenize='ascii'
+	tokenize='ascii', detail='column'
 );
 --> statement-breakpoint
 CREATE TABLE `search_vectors` (

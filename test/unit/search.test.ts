@@ -28,7 +28,7 @@ describe("query words", () => {
       "a AND b OR c NOT d", "😀 🦀", "\u0000x\u0000", "\ud800", "e\u0301", "İstanbul ß ẞ", "مرحبا", "'; DROP TABLE posts; --",
       Array.from({ length: 40 }, (_, i) => `w${i}`).join(" "),
     ];
-    const shape = /^[("]/;
+    const shape = /^[("t]/;
     for (const query of hostile) {
       const request = searchRequest(query, 10);
       expect(request.words.length).toBeLessThanOrEqual(MAX_QUERY_WORDS);
@@ -36,12 +36,13 @@ describe("query words", () => {
         expect(word).toMatch(/^[\p{L}\p{N}\p{M}]+$/u);
         for (const term of analyze(word)) {
           expect(term).toMatch(/^[\p{L}\p{N}\p{M}]+$/u);
-          expect(matchExpression(term, ["x"], ["y"])).toMatch(shape);
+          expect(matchExpression({ term, tiers: [3] }, [{ term: "x", tiers: [2, 3] }], [{ term: "y", tiers: null }])).toMatch(shape);
         }
       }
     }
-    expect(matchExpression("a", [], null)).toBe('"a"');
-    expect(matchExpression("a", ["b", "c"], ["d"])).toBe('("a" NOT ("b" OR "c")) AND ("d")');
+    const all = (term: string) => ({ term, tiers: null });
+    expect(matchExpression(all("a"), [], null)).toBe('"a"');
+    expect(matchExpression({ term: "a", tiers: [1] }, [{ term: "b", tiers: [3, 2] }, all("c")], [all("d")])).toBe('(t1 : "a" NOT ({t3 t2} : "b" OR "c")) AND ("d")');
   });
 });
 
@@ -67,6 +68,8 @@ describe("analysis", () => {
     expect(readLengths(stored)).toEqual([3, 2, 4]);
     expect(termCounts(stored, "deadlock")).toEqual([1, 0, 2]);
     expect(termCounts(stored, "wal")).toEqual([1, 1, 0]);
+    expect(termCounts(stored, "anoth")).toEqual([0, 0, 1]); // body only: stored as its body count
+    expect(stored).toContain(" anoth:1");
     expect(termCounts(stored, "dead")).toBeNull();
     expect(vectorTerms(stored).sort()).toEqual(["a", "anoth", "deadlock", "in", "sqlite", "wal"]);
   });

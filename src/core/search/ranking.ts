@@ -1,6 +1,7 @@
-// Exact top-k ranking with dynamic pruning (MaxScore, Turtle & Flood 1995),
-// over any engine that can list the notes holding a term and read a note's
-// term vector. The algorithm and its invariants: docs/design.md, "Search".
+// Exact top-k ranking with dynamic pruning (MaxScore, Turtle & Flood 1995,
+// over impact tiers in the manner of block-max indexes), over any engine that
+// can list the notes holding a term at given tiers and read a note's term
+// vector. The algorithm and why it is exact: docs/design.md, "Search".
 import type { Fields } from "./analyzer.ts";
 import { readLengths, termCounts } from "./vector.ts";
 
@@ -17,19 +18,52 @@ export const BM25F = {
   weights: [3, 1, 1] as Fields<number>,
 };
 
+/**
+ * Impact tiers. A note's weighted term frequency for a term, computed with
+ * these fixed field lengths instead of the corpus averages, puts the term in
+ * one of TIERS tiers (below 1, 2, 4, or above). With the averages of the day,
+ * the true weighted frequency is at most the tier's limit times
+ * max(1, average / reference) over the fields, so a tier bounds what the term
+ * can add to the note's score whatever the corpus has become since.
+ */
+export const TIER_LIMITS = [1, 2, 4, 8];
+export const TIERS = TIER_LIMITS.length + 1;
+export const REFERENCE_LENGTHS: Fields<number> = [10, 4, 150];
+
+/**
+ * A term in at most this many notes is taken whole (all tiers in one step,
+ * every note of it scored): asking the index for a filtered slice costs more
+ * than scoring a few hundred notes, which are mostly dismissed after one
+ * lookup anyway (measured: docs/benchmarks.md, "Search").
+ */
+export const WHOLE_TERM_NOTES = 256;
+
+/**
+ * How many notes holding the two rarest terms, both in their top two tiers,
+ * are scored before the first step: likely among the best, they raise the
+ * k-th score early, so that whole slices are dismissed unread.
+ */
+export const SEED_NOTES = 64;
+
 export interface CorpusStats {
   notes: number;
   /** Terms in each field, summed over all notes. */
   lengthSums: Fields<number>;
 }
 
-/** What an engine provides to rank: term statistics, postings and term vectors. */
+/** A term restricted to some of its tiers (all of them when `tiers` is null). */
+export interface TermAt {
+  term: string;
+  tiers: number[] | null;
+}
+
+/** What an engine provides to rank: term statistics, postings by tier and term vectors. */
 export interface TermSource {
   corpus(): CorpusStats | Promise<CorpusStats>;
   /** How many notes hold each term (0 when none), in the order asked. */
   noteCounts(terms: string[]): number[] | Promise<number[]>;
-  /** Keys of the notes holding `term` and none of `without`, and (when `anyOf` is given) at least one of `anyOf`. */
-  notesWith(term: string, without: string[], anyOf: string[] | null): number[] | Promise<number[]>;
+  /** Keys of the notes holding `term` at one of `tiers`, none of `without`, and (unless null) one of `anyOf`; at most `limit` of them when given. */
+  notesWith(term: TermAt, without: TermAt[], anyOf: TermAt[] | null, limit?: number): number[] | Promise<number[]>;
   /** The stored term vectors (see vector.ts) of these notes. */
   vectors(keys: number[]): { key: number; vector: string }[] | Promise<{ key: number; vector: string }[]>;
 }
@@ -44,24 +78,28 @@ export function idf(notes: number, holding: number): number {
   return Math.log(1 + (notes - holding + 0.5) / (holding + 0.5));
 }
 
-/** A query term's weight and its largest possible contribution to a score (never reached: saturation is asymptotic). */
-export interface QueryTerm {
-  term: string;
-  idf: number;
-  bound: number;
-}
+const saturate = (weighted: number) => (weighted * (BM25F.k1 + 1)) / (weighted + BM25F.k1);
 
-/** Bounds are compared with this slack so that float rounding can never prune a note that could tie. */
-const SLACK = 1 + 1e-9;
-
-/** One term's share of a note's BM25F score, from its counts per field and the note's field lengths. */
-function contribution(term: QueryTerm, tf: Fields<number>, lengths: Fields<number>, averages: Fields<number>): number {
-  const { k1, b, weights } = BM25F;
+function weightedFrequency(tf: Fields<number>, lengths: Fields<number>, averages: Fields<number>): number {
+  const { b, weights } = BM25F;
   let weighted = 0;
   for (let f = 0; f < 3; f++) {
     if (tf[f] > 0) weighted += (weights[f] * tf[f]) / (1 - b[f] + (b[f] * lengths[f]) / averages[f]);
   }
-  return (term.idf * weighted * (k1 + 1)) / (weighted + k1);
+  return weighted;
+}
+
+/** The impact tier of a term in a note (see TIER_LIMITS). */
+export function tierOf(tf: Fields<number>, lengths: Fields<number>): number {
+  const weighted = weightedFrequency(tf, lengths, REFERENCE_LENGTHS);
+  let tier = 0;
+  while (tier < TIER_LIMITS.length && weighted >= TIER_LIMITS[tier]) tier++;
+  return tier;
+}
+
+export interface QueryTerm {
+  term: string;
+  idf: number;
 }
 
 /** A note's BM25F score for the query terms, the shares summed in query order (every scorer then gets the same float). */
@@ -70,41 +108,13 @@ export function scoreVector(vector: string, terms: QueryTerm[], averages: Fields
   let score = 0;
   for (const term of terms) {
     const tf = termCounts(vector, term.term);
-    if (tf !== null) score += contribution(term, tf, lengths, averages);
+    if (tf !== null) score += term.idf * saturate(weightedFrequency(tf, lengths, averages));
   }
   return score;
 }
 
-/**
- * The same score, or null as soon as the note cannot reach `threshold`: terms
- * are looked up largest bound first (`order`, from `from` on: earlier ones
- * are known to be absent), and once the shares found plus the bounds of the
- * terms not yet looked up fall short, the rest is not read.
- */
-function scoreOrSkip(
-  vector: string,
-  query: QueryTerm[],
-  order: QueryTerm[],
-  from: number,
-  remaining: number[],
-  averages: Fields<number>,
-  threshold: number,
-): number | null {
-  const lengths = readLengths(vector);
-  const shares = new Map<QueryTerm, number>();
-  let partial = 0;
-  for (let i = from; i < order.length; i++) {
-    if ((partial + remaining[i]) * SLACK < threshold) return null;
-    const tf = termCounts(vector, order[i].term);
-    if (tf === null) continue;
-    const share = contribution(order[i], tf, lengths, averages);
-    shares.set(order[i], share);
-    partial += share;
-  }
-  let score = 0;
-  for (const term of query) score += shares.get(term) ?? 0;
-  return score;
-}
+/** Bounds are compared with this slack so that float rounding can never prune a note that could tie. */
+const SLACK = 1 + 1e-9;
 
 /**
  * The best `k` scores seen, plus every note tied with the k-th: ties are
@@ -123,6 +133,11 @@ class TopK {
     return this.full ? this.items[this.k - 1].score : -Infinity;
   }
 
+  /** Whether a note bounded by `bound` (never reached) cannot enter. */
+  excludes(bound: number): boolean {
+    return this.full && this.threshold >= bound * SLACK;
+  }
+
   offer(key: number, score: number): void {
     if (this.full && score < this.threshold) return;
     let at = this.items.length;
@@ -137,21 +152,27 @@ class TopK {
   }
 }
 
+/** One tier of one query term (every tier when `tier` is null), with the most it can add to a score. */
+interface Slice {
+  term: number;
+  tier: number | null;
+  bound: number;
+}
 
 /**
  * The top `k` notes by BM25F among all notes holding any of `terms` (index
  * terms, distinct), exactly as if every such note were scored; more than `k`
  * when notes tie with the k-th.
  *
- * Every term has a bound: the most it can add to a score. Terms are taken
- * rarest first (largest bound first); step i scores the notes whose rarest
- * query term is term i. Such a note scores less than term i's bound plus the
- * bounds of the later terms it holds, so the step asks only for notes that
- * also hold one of the later terms whose bounds could lift them past the
- * current k-th score (all of its notes when term i alone could). Once term
- * i's bound plus all later bounds cannot reach the k-th score, no unscored
- * note can enter and the search stops. A seed step first scores the notes
- * holding the two rarest terms, so that the k-th score is high early.
+ * Each (term, tier) slice has a bound; a note holds at most one slice per
+ * term. Slices are taken largest bound first; step s scores the notes holding
+ * slice s and none of the slices already taken. Such a note scores less than
+ * s's bound plus, for each other term it holds, that term's largest bound
+ * among the slices not yet taken. So a step asks only for notes that also
+ * hold one of the other terms whose bounds could lift them past the current
+ * k-th score (all of its notes when s alone could), and once the untaken
+ * bounds of all terms together cannot reach the k-th score, no unscored note
+ * can enter and the search stops.
  */
 export async function rankTopK(source: TermSource, terms: string[], k: number): Promise<Ranked[]> {
   if (terms.length === 0 || k <= 0) return [];
@@ -160,41 +181,102 @@ export async function rankTopK(source: TermSource, terms: string[], k: number): 
   const averages = corpus.lengthSums.map((sum) => Math.max(sum / corpus.notes, 1e-9)) as Fields<number>;
   const query: QueryTerm[] = [];
   terms.forEach((term, i) => {
-    if (counts[i] <= 0) return;
-    const weight = idf(corpus.notes, counts[i]);
-    query.push({ term, idf: weight, bound: weight * (BM25F.k1 + 1) });
+    if (counts[i] > 0) query.push({ term, idf: idf(corpus.notes, counts[i]) });
   });
   if (query.length === 0) return [];
-  const order = [...query].sort((a, b) => b.bound - a.bound || (a.term < b.term ? -1 : 1));
-  // remaining[i]: the bounds of terms i.. summed.
-  const remaining = order.map(() => 0);
-  for (let i = order.length - 1; i >= 0; i--) remaining[i] = order[i].bound + (remaining[i + 1] ?? 0);
+
+  const drift = Math.max(1, ...averages.map((average, f) => average / REFERENCE_LENGTHS[f]));
+  const slices: Slice[] = [];
+  query.forEach((q, term) => {
+    if (counts[terms.indexOf(q.term)] <= WHOLE_TERM_NOTES) {
+      slices.push({ term, tier: null, bound: q.idf * (BM25F.k1 + 1) });
+      return;
+    }
+    for (let tier = 0; tier < TIERS; tier++) {
+      const limit = tier < TIER_LIMITS.length ? saturate(TIER_LIMITS[tier] * drift) : BM25F.k1 + 1;
+      slices.push({ term, tier, bound: q.idf * limit });
+    }
+  });
+  slices.sort((a, b) => b.bound - a.bound || a.term - b.term || (b.tier ?? TIERS) - (a.tier ?? TIERS));
+  // Per term: its tiers already taken (null: all of them), and the largest bound among the rest.
+  const taken: (number[] | null)[] = query.map(() => []);
+  const untaken = query.map((_, term) => Math.max(...slices.filter((s) => s.term === term).map((s) => s.bound)));
+  const at = (term: number, tiers: number[] | null): TermAt => ({ term: query[term].term, tiers });
 
   const top = new TopK(k);
   const seen = new Set<number>();
-  /** Scores notes known to lack the terms before `from` in `order`. */
-  const score = async (keys: number[], from: number) => {
+  const score = async (keys: number[], bounds: number[]) => {
     const fresh = keys.filter((key) => !seen.has(key));
     if (fresh.length === 0) return;
     for (const key of fresh) seen.add(key);
+    const order = query.map((_, i) => i).filter((i) => bounds[i] > 0).sort((a, b) => bounds[b] - bounds[a]);
     for (const { key, vector } of await source.vectors(fresh)) {
-      const value = top.full ? scoreOrSkip(vector, query, order, from, remaining, averages, top.threshold) : scoreVector(vector, query, averages);
+      const value = top.full ? scoreOrSkip(vector, query, bounds, order, averages, top.threshold) : scoreVector(vector, query, averages);
       if (value !== null) top.offer(key, value);
     }
   };
-  const cannotReach = (bound: number) => top.full && top.threshold >= bound * SLACK;
 
-  if (order.length > 1) await score(await source.notesWith(order[0].term, [], [order[1].term]), 0);
-  for (let i = 0; i < order.length; i++) {
-    if (cannotReach(remaining[i])) break;
-    const earlier = order.slice(0, i).map((t) => t.term);
-    // The later terms a note must hold to have a chance: the largest bounds,
-    // until the rest added to term i's own bound cannot reach the k-th score.
-    let needed = order.length;
-    while (needed > i + 1 && cannotReach(order[i].bound + remaining[needed - 1] - (remaining[order.length] ?? 0))) needed--;
-    const anyOf = needed === order.length && !cannotReach(order[i].bound) ? null : order.slice(i + 1, needed).map((t) => t.term);
-    if (anyOf !== null && anyOf.length === 0) continue;
-    await score(await source.notesWith(order[i].term, earlier, anyOf), i);
+  if (query.length >= 2) {
+    const [a, b] = query.map((_, term) => term).sort((x, y) => query[y].idf - query[x].idf);
+    const high = [TIERS - 1, TIERS - 2];
+    await score(await source.notesWith(at(a, high), [], [at(b, high)], SEED_NOTES), [...untaken]);
+  }
+  for (const slice of slices) {
+    const total = untaken.reduce((sum, bound) => sum + bound, 0);
+    if (top.excludes(total)) break;
+    // Other terms by their untaken bound, largest first; those at the end
+    // whose bounds together cannot lift a note past the k-th score need not be held.
+    const others = query.map((_, term) => term).filter((term) => term !== slice.term && untaken[term] > 0);
+    others.sort((a, b) => untaken[b] - untaken[a]);
+    let needed = others.length;
+    let rest = 0;
+    while (needed > 0 && top.excludes(slice.bound + rest + untaken[others[needed - 1]])) rest += untaken[others[--needed]];
+    const without = query.flatMap((_, term) => {
+      const tiers = taken[term];
+      return term !== slice.term && (tiers === null || tiers.length > 0) ? [at(term, tiers)] : [];
+    });
+    const aloneCanEnter = needed === others.length && !top.excludes(slice.bound + rest);
+    const anyOf = aloneCanEnter || slice.tier === null ? null : others.slice(0, needed).map((term) => at(term, null));
+    if (anyOf === null || anyOf.length > 0) {
+      const bounds = query.map((_, term) => (term === slice.term ? slice.bound : untaken[term]));
+      await score(await source.notesWith(at(slice.term, slice.tier === null ? null : [slice.tier]), without, anyOf), bounds);
+    }
+    const tiers = taken[slice.term];
+    if (slice.tier === null || tiers === null) taken[slice.term] = null;
+    else tiers.push(slice.tier);
+    const left = slices.filter((s) => s.term === slice.term && s.tier !== null && !(taken[slice.term] ?? []).includes(s.tier) && taken[slice.term] !== null);
+    untaken[slice.term] = left.length > 0 ? Math.max(...left.map((s) => s.bound)) : 0;
   }
   return top.items;
+}
+
+/**
+ * A note's score, or null as soon as it cannot reach `threshold`: terms are
+ * looked up largest bound first (`order`: the terms the note may hold), and once the shares found plus the bounds
+ * of the terms not yet looked up fall short, the rest is not read.
+ */
+function scoreOrSkip(
+  vector: string,
+  query: QueryTerm[],
+  bounds: number[],
+  order: number[],
+  averages: Fields<number>,
+  threshold: number,
+): number | null {
+  const lengths = readLengths(vector);
+  let rest = 0;
+  for (const i of order) rest += bounds[i];
+  const shares = new Array<number>(query.length).fill(0);
+  let partial = 0;
+  for (const i of order) {
+    if ((partial + rest) * SLACK < threshold) return null;
+    rest -= bounds[i];
+    const tf = termCounts(vector, query[i].term);
+    if (tf === null) continue;
+    shares[i] = query[i].idf * saturate(weightedFrequency(tf, lengths, averages));
+    partial += shares[i];
+  }
+  let score = 0;
+  for (const share of shares) score += share;
+  return score;
 }

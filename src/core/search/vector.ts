@@ -1,13 +1,14 @@
 // A note's term vector as one string an engine stores beside the note:
-//   "<title terms>,<tag terms>,<body terms> term:t,g,b term:t,g,b …"
-// (field lengths, then each distinct term with its count per field). Terms hold
+//   "<title terms>,<tag terms>,<body terms> term:t,g,b term:n …"
+// (field lengths, then each distinct term with its count per field, or just
+// its body count when it is in the body only, the common case). Terms hold
 // only letters, digits and marks, so a space and a colon delimit them, and a
 // query term is found with one indexOf instead of parsing the whole vector.
 import type { Fields, TermVector } from "./analyzer.ts";
 
 export function encodeVector({ lengths, counts }: TermVector): string {
   let out = lengths.join(",");
-  for (const [term, [t, g, b]] of counts) out += ` ${term}:${t},${g},${b}`;
+  for (const [term, [t, g, b]] of counts) out += t === 0 && g === 0 ? ` ${term}:${b}` : ` ${term}:${t},${g},${b}`;
   return out;
 }
 
@@ -24,6 +25,7 @@ function readInt(text: string, from: number): [value: number, next: number] {
 
 function readTriple(text: string, from: number): Fields<number> {
   const [a, i] = readInt(text, from);
+  if (text.charCodeAt(i - 1) !== 44 /* , */) return [0, 0, a];
   const [b, j] = readInt(text, i);
   const [c] = readInt(text, j);
   return [a, b, c];

@@ -1,13 +1,14 @@
 // The SQLite side of search (docs/design.md, "Search"): the FTS5 index holds
-// each note's index terms (made by src/core/search/analyzer.ts, so FTS5 only
-// splits on spaces: tokenize='ascii'), search_vectors each note's term vector,
+// each note's distinct index terms (made by src/core/search/analyzer.ts, so
+// FTS5 only splits on spaces: tokenize='ascii'), each in the column of its
+// impact tier (src/core/search/ranking.ts), search_vectors each note's term vector,
 // search_terms how many notes hold each term and search_totals the corpus
 // sizes. All four change in the write transaction that changes the note, so
 // ranking statistics are exact. Ranking itself is src/core/search/ranking.ts.
 import type { Database } from "bun:sqlite";
 import { termVector } from "../../core/search/analyzer.ts";
 import { resultOrder, searchNotes, type SearchRequest, type SearchSource } from "../../core/search/query.ts";
-import type { CorpusStats } from "../../core/search/ranking.ts";
+import { TIERS, tierOf, type CorpusStats, type TermAt } from "../../core/search/ranking.ts";
 import { encodeVector, vectorTerms } from "../../core/search/vector.ts";
 import { ByteBoundedCache } from "../byte-cache.ts";
 import type { NoteRow } from "./store.ts";
@@ -17,11 +18,21 @@ export const DEFAULT_VECTOR_CACHE_BYTES = 64 * 1024 * 1024;
 
 /** Terms hold only letters, digits and marks, so the quotes never need escaping; the escape stays as a guard. */
 export const quote = (term: string) => `"${term.replaceAll('"', '""')}"`;
-const any = (terms: string[]) => `(${terms.map(quote).join(" OR ")})`;
+const any = (terms: TermAt[]) => `(${terms.map(termAt).join(" OR ")})`;
+
+/** FTS5 column of each impact tier (drizzle/0003_exact_search.sql). */
+const tierColumn = (tier: number) => `t${tier}`;
+const TIER_NAMES = Array.from({ length: TIERS }, (_, tier) => tierColumn(tier));
+
+/** A term at some tiers as FTS5 syntax: a column filter on the quoted term. */
+function termAt({ term, tiers }: TermAt): string {
+  if (tiers === null) return quote(term);
+  return tiers.length === 1 ? `${tierColumn(tiers[0])} : ${quote(term)}` : `{${tiers.map(tierColumn).join(" ")}} : ${quote(term)}`;
+}
 
 /** An FTS5 expression: `term`, minus notes holding any of `without`, restricted to notes holding one of `anyOf`. */
-export function matchExpression(term: string, without: string[], anyOf: string[] | null): string {
-  let expression = quote(term);
+export function matchExpression(term: TermAt, without: TermAt[], anyOf: TermAt[] | null): string {
+  let expression = termAt(term);
   if (without.length > 0) expression = `(${expression} NOT ${any(without)})`;
   if (anyOf && anyOf.length > 0) expression = `${expression} AND ${any(anyOf)}`;
   return expression;
@@ -37,7 +48,9 @@ interface IndexedNote {
 /** Statements of one connection, prepared on first use (after migrations). */
 function prepare(sqlite: Database) {
   return {
-    insertFts: sqlite.query<unknown, [number, string, string, string]>("INSERT INTO search_fts(rowid, title, tags, body) VALUES (?, ?, ?, ?)"),
+    insertFts: sqlite.query<unknown, [number, ...string[]]>(
+      `INSERT INTO search_fts(rowid, ${TIER_NAMES.join(", ")}) VALUES (?${", ?".repeat(TIERS)})`,
+    ),
     deleteFts: sqlite.query<unknown, [number]>("DELETE FROM search_fts WHERE rowid = ?"),
     insertVector: sqlite.query<unknown, [number, string]>("INSERT INTO search_vectors(pk, vector) VALUES (?, ?)"),
     vectorOf: sqlite.query<{ vector: string }, [number]>("SELECT vector FROM search_vectors WHERE pk = ?"),
@@ -56,7 +69,7 @@ function prepare(sqlite: Database) {
     noteCounts: sqlite.query<{ term: string; notes: number }, [string]>(
       "SELECT term, notes FROM search_terms WHERE term IN (SELECT value FROM json_each(?1))",
     ),
-    matching: sqlite.query<{ pk: number }, [string]>("SELECT rowid AS pk FROM search_fts WHERE search_fts MATCH ?"),
+    matching: sqlite.query<{ pk: number }, [string, number]>("SELECT rowid AS pk FROM search_fts WHERE search_fts MATCH ?1 LIMIT ?2"),
     vectors: sqlite.query<[number, string], [string]>(
       "SELECT pk, vector FROM search_vectors WHERE pk IN (SELECT value FROM json_each(?1))",
     ),
@@ -100,12 +113,10 @@ export class SqliteSearch implements SearchSource {
   /** Indexes a note; call inside the transaction that inserts it. */
   add(note: IndexedNote): void {
     const vector = termVector(note.title, note.tags, note.body);
-    const fieldTerms = [note.title, note.tags.join(" "), note.body].map(() => [] as string[]);
-    for (const [term, counts] of vector.counts) {
-      for (let f = 0; f < 3; f++) for (let n = 0; n < counts[f]; n++) fieldTerms[f].push(term);
-    }
+    const tiers = Array.from({ length: TIERS }, () => [] as string[]);
+    for (const [term, counts] of vector.counts) tiers[tierOf(counts, vector.lengths)].push(term);
     const s = this.s;
-    s.insertFts.run(note.pk, fieldTerms[0].join(" "), fieldTerms[1].join(" "), fieldTerms[2].join(" "));
+    s.insertFts.run(note.pk, ...tiers.map((terms) => terms.join(" ")));
     s.insertVector.run(note.pk, encodeVector(vector));
     s.countTerms.run(JSON.stringify([...vector.counts.keys()]));
     s.addTotals.run(1, ...vector.lengths);
@@ -155,8 +166,8 @@ export class SqliteSearch implements SearchSource {
     return terms.map((term) => found.get(term) ?? 0);
   }
 
-  notesWith(term: string, without: string[], anyOf: string[] | null): number[] {
-    return this.s.matching.values(matchExpression(term, without, anyOf)).map((row) => row[0] as number);
+  notesWith(term: TermAt, without: TermAt[], anyOf: TermAt[] | null, limit = -1): number[] {
+    return this.s.matching.values(matchExpression(term, without, anyOf), limit).map((row) => row[0] as number);
   }
 
   vectors(keys: number[]): { key: number; vector: string }[] {
