@@ -221,22 +221,32 @@ export async function rankTopK(source: TermSource, terms: string[], k: number): 
     const high = [TIERS - 1, TIERS - 2];
     await score(await source.notesWith(at(a, high), [], [at(b, high)], SEED_NOTES), [...untaken]);
   }
-  for (const slice of slices) {
+  for (const [position, slice] of slices.entries()) {
     const total = untaken.reduce((sum, bound) => sum + bound, 0);
     if (top.excludes(total)) break;
     // Other terms by their untaken bound, largest first; those at the end
     // whose bounds together cannot lift a note past the k-th score need not be held.
-    const others = query.map((_, term) => term).filter((term) => term !== slice.term && untaken[term] > 0);
-    others.sort((a, b) => untaken[b] - untaken[a]);
-    let needed = others.length;
-    let rest = 0;
-    while (needed > 0 && top.excludes(slice.bound + rest + untaken[others[needed - 1]])) rest += untaken[others[--needed]];
+    // The other terms' untaken slices a note must hold one of to have a chance:
+    // the largest, until a note holding none of them (so, of each other term,
+    // at most its best slice left out) could not reach the k-th score.
+    const later = slices.slice(position + 1).filter((s) => s.term !== slice.term);
+    const best = [...untaken];
+    best[slice.term] = 0;
+    let rest = best.reduce((sum, bound) => sum + bound, 0);
+    const needed: Slice[] = [];
+    for (const other of later) {
+      if (top.excludes(slice.bound + rest)) break;
+      needed.push(other);
+      const next = later.find((s) => s.term === other.term && !needed.includes(s));
+      rest += (next?.bound ?? 0) - best[other.term];
+      best[other.term] = next?.bound ?? 0;
+    }
+    const aloneCanEnter = !top.excludes(slice.bound + rest);
     const without = query.flatMap((_, term) => {
       const tiers = taken[term];
       return term !== slice.term && (tiers === null || tiers.length > 0) ? [at(term, tiers)] : [];
     });
-    const aloneCanEnter = needed === others.length && !top.excludes(slice.bound + rest);
-    const anyOf = aloneCanEnter || slice.tier === null ? null : others.slice(0, needed).map((term) => at(term, null));
+    const anyOf = aloneCanEnter || slice.tier === null ? null : groupByTerm(needed, query.length).map(([term, tiers]) => at(term, tiers));
     if (anyOf === null || anyOf.length > 0) {
       const bounds = query.map((_, term) => (term === slice.term ? slice.bound : untaken[term]));
       await score(await source.notesWith(at(slice.term, slice.tier === null ? null : [slice.tier]), without, anyOf), bounds);
@@ -248,6 +258,18 @@ export async function rankTopK(source: TermSource, terms: string[], k: number): 
     untaken[slice.term] = left.length > 0 ? Math.max(...left.map((s) => s.bound)) : 0;
   }
   return top.items;
+}
+
+/** Slices grouped by term, as (term, tiers) pairs; null tiers when a term's whole slice is among them. */
+function groupByTerm(list: Slice[], terms: number): [number, number[] | null][] {
+  const byTerm = new Map<number, number[] | null>();
+  for (const slice of list) {
+    const tiers = byTerm.get(slice.term);
+    if (slice.tier === null || tiers === null) byTerm.set(slice.term, null);
+    else byTerm.set(slice.term, [...(tiers ?? []), slice.tier]);
+  }
+  void terms;
+  return [...byTerm.entries()];
 }
 
 /**
