@@ -6,6 +6,7 @@
 // baseline is SQLite's own tokenizer over the same notes, the query's words
 // OR'ed, every match ranked by bm25(). --k1/--b/--weights set the ranking's
 // parameters for this run only (the variants in docs/search-quality.md).
+import { readFileSync } from "node:fs";
 import { BM25F } from "../../src/core/search/ranking.ts";
 import { cairnSearch, loadCollection, measure, plainBaseline, readCollection, type Collection, type Measures } from "./collection.ts";
 import { buildCorpus, qrels, type JudgedQuery } from "./corpus.ts";
@@ -22,13 +23,19 @@ if (option("weights")) BM25F.weights = triple(option("weights")!);
 const only = option("only");
 
 function inRepoSet(): Collection {
-  const queries = JSON.parse(require("node:fs").readFileSync(`${import.meta.dir}/queries.json`, "utf8")) as JudgedQuery[];
+  const queries = JSON.parse(readFileSync(`${import.meta.dir}/queries.json`, "utf8")) as JudgedQuery[];
   const notes = buildCorpus(1);
+  const judgments = qrels(notes, queries);
+  const stored = JSON.parse(readFileSync(`${import.meta.dir}/qrels.json`, "utf8")) as unknown;
+  if (JSON.stringify(stored) !== JSON.stringify(judgments)) {
+    console.error("qrels.json does not match the generated corpus and queries.json: run `bun bench/quality/generate.ts` and review the diff.");
+    process.exit(1);
+  }
   return {
     name: "in-repo judged set",
     notes: notes.map((n) => ({ key: n.key, title: n.title, body: n.body, tags: n.tags })),
     queries: queries.map((q) => ({ id: q.id, text: q.query })),
-    judgments: qrels(notes, queries),
+    judgments,
   };
 }
 

@@ -10,11 +10,7 @@ import { termVector } from "../../core/search/analyzer.ts";
 import { resultOrder, searchNotes, type SearchRequest, type SearchSource } from "../../core/search/query.ts";
 import { TIERS, tierOf, type CorpusStats, type TermAt } from "../../core/search/ranking.ts";
 import { encodeVector, vectorTerms } from "../../core/search/vector.ts";
-import { ByteBoundedCache } from "../byte-cache.ts";
 import type { NoteRow } from "./store.ts";
-
-/** Room for term vectors in memory, per store (see SqliteSearch.vectorCache). */
-export const DEFAULT_VECTOR_CACHE_BYTES = 64 * 1024 * 1024;
 
 /** Terms hold only letters, digits and marks, so the quotes never need escaping; the escape stays as a guard. */
 export const quote = (term: string) => `"${term.replaceAll('"', '""')}"`;
@@ -92,19 +88,8 @@ function prepare(sqlite: Database) {
 /** One connection's search index: kept current by the store's writes, read by its searches. */
 export class SqliteSearch implements SearchSource {
   private prepared?: ReturnType<typeof prepare>;
-  /**
-   * Term vectors read recently. A note's vector never changes (notes are not
-   * edited, and a deleted note's key is never matched again), so an entry is
-   * right in every process whatever other processes write.
-   */
-  private readonly vectorCache: ByteBoundedCache<number, string>;
 
-  constructor(
-    private readonly sqlite: Database,
-    vectorCacheBytes = DEFAULT_VECTOR_CACHE_BYTES,
-  ) {
-    this.vectorCache = new ByteBoundedCache(vectorCacheBytes, (vector) => 2 * vector.length + 64);
-  }
+  constructor(private readonly sqlite: Database) {}
 
   private get s() {
     return (this.prepared ??= prepare(this.sqlite));
@@ -171,20 +156,7 @@ export class SqliteSearch implements SearchSource {
   }
 
   vectors(keys: number[]): { key: number; vector: string }[] {
-    const found: { key: number; vector: string }[] = [];
-    const missing: number[] = [];
-    for (const key of keys) {
-      const vector = this.vectorCache.get(key);
-      if (vector === undefined) missing.push(key);
-      else found.push({ key, vector });
-    }
-    if (missing.length > 0) {
-      for (const [key, vector] of this.s.vectors.values(JSON.stringify(missing)) as [number, string][]) {
-        this.vectorCache.set(key, vector);
-        found.push({ key, vector });
-      }
-    }
-    return found;
+    return (this.s.vectors.values(JSON.stringify(keys)) as [number, string][]).map(([key, vector]) => ({ key, vector }));
   }
 
   vocabulary(from: string, to: string): { term: string; doc: number }[] {
