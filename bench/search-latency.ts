@@ -1,6 +1,7 @@
 // Search latency on a data directory, beside exhaustive scoring of the same
 // queries on the same database in the same run (docs/benchmarks.md, "Search").
-//   bun bench/search-latency.ts --dir /tmp/s100k [--queries keys|webmasters|zipf] [--rounds 5]
+//   bun bench/search-latency.ts --dir /tmp/s100k [--rounds 5]          (the seeder's queries, keys.json)
+//   bun bench/search-latency.ts --collection cqadupstack-webmasters     (loaded into a temporary store first)
 // For each query, in alternating order within each round:
 //   cairn      searchRequest + store.search (what POST /v1/search runs, minus HTTP)
 //   fts5       SELECT rowid FROM search_fts WHERE search_fts MATCH '"t1" OR "t2" …'
@@ -14,7 +15,7 @@ import { join } from "node:path";
 import { queryTerms, resultOrder, searchRequest } from "../src/core/search/query.ts";
 import { BM25F, idf, scoreVector, type QueryTerm } from "../src/core/search/ranking.ts";
 import { SqliteStore } from "../src/store/sqlite/store.ts";
-import { readCollection } from "./quality/collection.ts";
+import { loadCollection, readCollection } from "./quality/collection.ts";
 
 const args = Object.fromEntries(
   process.argv.slice(2).reduce<[string, string][]>((pairs, arg, i, all) => {
@@ -24,24 +25,21 @@ const args = Object.fromEntries(
 );
 const dir = args.dir ?? "/tmp/s100k";
 const rounds = Number(args.rounds ?? 5);
-const source = args.queries ?? "keys";
+const collectionName = args.collection;
 
 export const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 
-function loadQueries(): string[] {
-  if (source === "keys") return (JSON.parse(readFileSync(join(dir, "keys.json"), "utf8")) as { queries: string[] }).queries;
-  if (source === "zipf") return (JSON.parse(readFileSync(join(dir, "keys.json"), "utf8")) as { zipfQueries: string[] }).zipfQueries;
-  const collection = readCollection(source === "webmasters" ? "cqadupstack-webmasters" : source);
-  if (!collection) throw new Error(`collection ${source} not found`);
-  return collection.queries.map((q) => q.text);
-}
-
-const store = new SqliteStore({ dataDir: dir });
+const collection = collectionName ? readCollection(collectionName) : null;
+if (collectionName && !collection) throw new Error(`collection ${collectionName} not found`);
+const loaded = collection ? await loadCollection(collection) : null;
+const queries = collection
+  ? collection.queries.map((q) => q.text)
+  : (JSON.parse(readFileSync(join(dir, "keys.json"), "utf8")) as { queries: string[] }).queries;
+const store = loaded?.store ?? new SqliteStore({ dataDir: dir });
 if (args.mmap) store.sqlite.exec(`PRAGMA mmap_size = ${Number(args.mmap)}`);
 await store.migrate();
 const index = store.searchIndex;
 const db = store.sqlite;
-const queries = loadQueries();
 const fts5 = db.query<{ rowid: number }, [string]>("SELECT rowid FROM search_fts WHERE search_fts MATCH ? ORDER BY bm25(search_fts) LIMIT 10");
 const allMatches = db.query<[number], [string]>("SELECT rowid FROM search_fts WHERE search_fts MATCH ?");
 const rows = db.query<{ pk: number; score: number; createdAt: number; id: string }, [string]>(
@@ -60,7 +58,7 @@ async function exhaustive(q: string): Promise<string[]> {
   const terms = await queryTerms(index, searchRequest(q, 10).words);
   if (terms.length === 0) return [];
   const corpus = index.corpus();
-  const counts = index.noteCounts(terms);
+  const counts = index.tierCounts(terms).map((tiers) => tiers.reduce((a, b) => a + b, 0));
   const averages = corpus.lengthSums.map((s) => Math.max(s / corpus.notes, 1e-9)) as [number, number, number];
   const query: QueryTerm[] = terms.flatMap((term, i) => (counts[i] > 0 ? [{ term, idf: idf(corpus.notes, counts[i]) }] : []));
   const keys = allMatches.values(terms.map((t) => `"${t}"`).join(" OR ")).map((r) => r[0] as number);
@@ -102,7 +100,7 @@ for (let r = 0; r < rounds; r++) {
 for (const list of Object.values(times)) list.sort((a, b) => a - b);
 const fmt = (list: number[], p: number) => percentile(list, p).toFixed(2);
 const notes = index.corpus().notes;
-console.log(`${dir}: ${notes} notes, ${queries.length} ${source} queries × ${rounds} rounds`);
+console.log(`${collectionName ?? dir}: ${notes} notes, ${queries.length} queries × ${rounds} rounds`);
 console.log(`| path | p50 ms | p99 ms |\n|---|---|---|`);
 console.log(`| Cairn (exact top-k, pruned) | ${fmt(times.cairn, 50)} | ${fmt(times.cairn, 99)} |`);
 console.log(`| FTS5 bm25(), every match scored | ${fmt(times.fts5, 50)} | ${fmt(times.fts5, 99)} |`);
@@ -112,4 +110,5 @@ console.log(
     `p99 ${(percentile(times.fts5, 99) / percentile(times.cairn, 99)).toFixed(1)}x; top-10 differing from exhaustive BM25F: ${differ} of ${queries.length}`,
 );
 if (diffs.length > 0) console.log("differing:", diffs.slice(0, 5));
-await store.close();
+if (loaded) await loaded.close();
+else await store.close();

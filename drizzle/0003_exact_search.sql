@@ -15,7 +15,7 @@ DROP TABLE IF EXISTS `posts_fts`;
 -- exactly one. detail=column: the search needs which notes hold a term in which
 -- tier, never positions.
 CREATE VIRTUAL TABLE `search_fts` USING fts5(
-	t0, t1, t2, t3, t4,
+	t0, t1, t2, t3, t4, t5, t6, t7, t8,
 	content='', contentless_delete=1,
 	tokenize='ascii', detail='column'
 );
@@ -25,9 +25,12 @@ CREATE TABLE `search_vectors` (
 	`vector` text NOT NULL
 );
 --> statement-breakpoint
+-- Notes holding each term, per impact tier (a note holds a term in one tier).
 CREATE TABLE `search_terms` (
-	`term` text PRIMARY KEY NOT NULL,
-	`notes` integer NOT NULL
+	`term` text NOT NULL,
+	`tier` integer NOT NULL,
+	`notes` integer NOT NULL,
+	PRIMARY KEY (`term`, `tier`)
 ) WITHOUT ROWID;
 --> statement-breakpoint
 CREATE TABLE `search_totals` (

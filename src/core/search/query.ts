@@ -69,7 +69,7 @@ export async function queryTerms(source: SearchSource, words: string[]): Promise
   const perWord = words.map((word) => analyze(word));
   const flat = [...new Set(perWord.flat())];
   const counts = new Map<string, number>();
-  (await source.noteCounts(flat)).forEach((n, i) => counts.set(flat[i], n));
+  (await source.tierCounts(flat)).forEach((tiers, i) => counts.set(flat[i], tiers.reduce((sum, n) => sum + n, 0)));
   const terms = new Set<string>();
   for (let i = 0; i < words.length; i++) {
     const found = perWord[i].filter((term) => (counts.get(term) ?? 0) > 0);

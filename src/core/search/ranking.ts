@@ -21,29 +21,48 @@ export const BM25F = {
 /**
  * Impact tiers. A note's weighted term frequency for a term, computed with
  * these fixed field lengths instead of the corpus averages, puts the term in
- * one of TIERS tiers (below 1, 2, 4, or above). With the averages of the day,
+ * one of TIERS tiers (below 0.5, 1, 2, … 64, or above: doubling, so that even
+ * a term in nearly every note has a thin top tier). With the averages of the day,
  * the true weighted frequency is at most the tier's limit times
  * max(1, average / reference) over the fields, so a tier bounds what the term
  * can add to the note's score whatever the corpus has become since.
  */
-export const TIER_LIMITS = [1, 2, 4, 8];
+export const TIER_LIMITS = [0.5, 1, 2, 4, 8, 16, 32, 64];
 export const TIERS = TIER_LIMITS.length + 1;
 export const REFERENCE_LENGTHS: Fields<number> = [10, 4, 150];
 
 /**
- * A term in at most this many notes is taken whole (all tiers in one step,
- * every note of it scored): asking the index for a filtered slice costs more
- * than scoring a few hundred notes, which are mostly dismissed after one
- * lookup anyway (measured: docs/benchmarks.md, "Search").
+ * A term in at most this many notes is taken whole (all tiers in one step),
+ * and a slice this small is read without filters: asking the index for a
+ * filtered set costs more than scoring a few hundred notes, which are mostly
+ * dismissed after one lookup anyway.
  */
 export const WHOLE_TERM_NOTES = 256;
 
 /**
- * How many notes holding the two rarest terms, both in their top two tiers,
- * are scored before the first step: likely among the best, they raise the
- * k-th score early, so that whole slices are dismissed unread.
+ * A term held by more than this share of all notes is not used to exclude the
+ * notes already read (FTS5 would walk its whole doclist to do so); such notes
+ * are skipped by key instead, or scored again and dismissed.
  */
+export const EXCLUDE_SHARE = 0.1;
+
+/** The seed (see rankTopK): pairs of the SEED_TERMS rarest terms, SEED_NOTES notes per pair. */
+export const SEED_TERMS = 2;
 export const SEED_NOTES = 64;
+
+/**
+ * A step filters its slice by the other terms a note must hold only when
+ * they are this few: an FTS5 OR over more terms costs more than dismissing
+ * the slice's extra notes one lookup each.
+ */
+export const FILTER_TERMS = 99;
+
+/**
+ * How many slices a query is cut into, over all its terms: a long query's
+ * terms are taken whole or in few slices (each slice is one index query),
+ * a short query's in every tier.
+ */
+export const SLICES = 12;
 
 export interface CorpusStats {
   notes: number;
@@ -60,8 +79,8 @@ export interface TermAt {
 /** What an engine provides to rank: term statistics, postings by tier and term vectors. */
 export interface TermSource {
   corpus(): CorpusStats | Promise<CorpusStats>;
-  /** How many notes hold each term (0 when none), in the order asked. */
-  noteCounts(terms: string[]): number[] | Promise<number[]>;
+  /** How many notes hold each term in each tier (index = tier), in the order asked. */
+  tierCounts(terms: string[]): number[][] | Promise<number[][]>;
   /** Keys of the notes holding `term` at one of `tiers`, none of `without`, and (unless null) one of `anyOf`; at most `limit` of them when given. */
   notesWith(term: TermAt, without: TermAt[], anyOf: TermAt[] | null, limit?: number): number[] | Promise<number[]>;
   /** The stored term vectors (see vector.ts) of these notes. */
@@ -152,10 +171,10 @@ class TopK {
   }
 }
 
-/** One tier of one query term (every tier when `tier` is null), with the most it can add to a score. */
+/** Some tiers of one query term (every tier when `tiers` is null), with the most they can add to a score. */
 interface Slice {
   term: number;
-  tier: number | null;
+  tiers: number[] | null;
   bound: number;
 }
 
@@ -176,28 +195,37 @@ interface Slice {
  */
 export async function rankTopK(source: TermSource, terms: string[], k: number): Promise<Ranked[]> {
   if (terms.length === 0 || k <= 0) return [];
-  const [corpus, counts] = await Promise.all([source.corpus(), source.noteCounts(terms)]);
+  const [corpus, perTier] = await Promise.all([source.corpus(), source.tierCounts(terms)]);
   if (corpus.notes <= 0) return [];
   const averages = corpus.lengthSums.map((sum) => Math.max(sum / corpus.notes, 1e-9)) as Fields<number>;
   const query: QueryTerm[] = [];
+  const tierNotes: number[][] = [];
+  const holding: number[] = [];
   terms.forEach((term, i) => {
-    if (counts[i] > 0) query.push({ term, idf: idf(corpus.notes, counts[i]) });
+    const notes = perTier[i].reduce((sum, n) => sum + n, 0);
+    if (notes <= 0) return;
+    query.push({ term, idf: idf(corpus.notes, notes) });
+    tierNotes.push(perTier[i]);
+    holding.push(notes);
   });
   if (query.length === 0) return [];
 
   const drift = Math.max(1, ...averages.map((average, f) => average / REFERENCE_LENGTHS[f]));
   const slices: Slice[] = [];
+  const perTerm = Math.max(1, Math.floor(SLICES / query.length));
   query.forEach((q, term) => {
-    if (counts[terms.indexOf(q.term)] <= WHOLE_TERM_NOTES) {
-      slices.push({ term, tier: null, bound: q.idf * (BM25F.k1 + 1) });
+    const tiers = tierNotes[term].flatMap((notes, tier) => (notes > 0 ? [tier] : [])).reverse();
+    if (holding[term] <= WHOLE_TERM_NOTES || perTerm === 1) {
+      slices.push({ term, tiers: null, bound: q.idf * (BM25F.k1 + 1) });
       return;
     }
-    for (let tier = 0; tier < TIERS; tier++) {
-      const limit = tier < TIER_LIMITS.length ? saturate(TIER_LIMITS[tier] * drift) : BM25F.k1 + 1;
-      slices.push({ term, tier, bound: q.idf * limit });
-    }
+    const bound = (tier: number) => q.idf * (tier < TIER_LIMITS.length ? saturate(TIER_LIMITS[tier] * drift) : BM25F.k1 + 1);
+    // The top tiers (thin, large bounds) one by one; the rest together.
+    tiers.slice(0, perTerm - 1).forEach((tier) => slices.push({ term, tiers: [tier], bound: bound(tier) }));
+    const rest = tiers.slice(perTerm - 1);
+    if (rest.length > 0) slices.push({ term, tiers: rest, bound: bound(rest[0]) });
   });
-  slices.sort((a, b) => b.bound - a.bound || a.term - b.term || (b.tier ?? TIERS) - (a.tier ?? TIERS));
+  slices.sort((a, b) => b.bound - a.bound || a.term - b.term || (b.tiers?.[0] ?? TIERS) - (a.tiers?.[0] ?? TIERS));
   // Per term: its tiers already taken (null: all of them), and the largest bound among the rest.
   const taken: (number[] | null)[] = query.map(() => []);
   const untaken = query.map((_, term) => Math.max(...slices.filter((s) => s.term === term).map((s) => s.bound)));
@@ -216,10 +244,14 @@ export async function rankTopK(source: TermSource, terms: string[], k: number): 
     }
   };
 
-  if (query.length >= 2) {
-    const [a, b] = query.map((_, term) => term).sort((x, y) => query[y].idf - query[x].idf);
-    const high = [TIERS - 1, TIERS - 2];
-    await score(await source.notesWith(at(a, high), [], [at(b, high)], SEED_NOTES), [...untaken]);
+  // The seed: notes holding two of the rarest terms at once (each pair of the
+  // four rarest), a few per pair: likely among the best, they raise the k-th
+  // score before the first step, so that whole slices are dismissed unread.
+  const rarest = query.map((_, term) => term).sort((x, y) => query[y].idf - query[x].idf).slice(0, SEED_TERMS);
+  for (let i = 0; i < rarest.length; i++) {
+    for (let j = i + 1; j < rarest.length; j++) {
+      await score(await source.notesWith(at(rarest[i], null), [], [at(rarest[j], null)], SEED_NOTES), [...untaken]);
+    }
   }
   for (const [position, slice] of slices.entries()) {
     const total = untaken.reduce((sum, bound) => sum + bound, 0);
@@ -244,17 +276,20 @@ export async function rankTopK(source: TermSource, terms: string[], k: number): 
     const aloneCanEnter = !top.excludes(slice.bound + rest);
     const without = query.flatMap((_, term) => {
       const tiers = taken[term];
-      return term !== slice.term && (tiers === null || tiers.length > 0) ? [at(term, tiers)] : [];
+      if (term === slice.term || holding[term] > EXCLUDE_SHARE * corpus.notes) return [];
+      return tiers === null || tiers.length > 0 ? [at(term, tiers)] : [];
     });
-    const anyOf = aloneCanEnter || slice.tier === null ? null : groupByTerm(needed, query.length).map(([term, tiers]) => at(term, tiers));
-    if (anyOf === null || anyOf.length > 0) {
+    const small = (slice.tiers ?? []).reduce((sum, tier) => sum + tierNotes[slice.term][tier], slice.tiers ? 0 : Infinity) <= WHOLE_TERM_NOTES || holding[slice.term] <= WHOLE_TERM_NOTES;
+    const filter = groupByTerm(needed, query.length);
+    const anyOf = aloneCanEnter || small || filter.length > FILTER_TERMS ? null : filter.map(([term, tiers]) => at(term, tiers));
+    if (aloneCanEnter || filter.length > 0) {
       const bounds = query.map((_, term) => (term === slice.term ? slice.bound : untaken[term]));
-      await score(await source.notesWith(at(slice.term, slice.tier === null ? null : [slice.tier]), without, anyOf), bounds);
+      await score(await source.notesWith(at(slice.term, slice.tiers), without, anyOf), bounds);
     }
     const tiers = taken[slice.term];
-    if (slice.tier === null || tiers === null) taken[slice.term] = null;
-    else tiers.push(slice.tier);
-    const left = slices.filter((s) => s.term === slice.term && s.tier !== null && !(taken[slice.term] ?? []).includes(s.tier) && taken[slice.term] !== null);
+    if (slice.tiers === null || tiers === null) taken[slice.term] = null;
+    else tiers.push(...slice.tiers);
+    const left = slices.slice(position + 1).filter((s) => s.term === slice.term);
     untaken[slice.term] = left.length > 0 ? Math.max(...left.map((s) => s.bound)) : 0;
   }
   return top.items;
@@ -265,8 +300,8 @@ function groupByTerm(list: Slice[], terms: number): [number, number[] | null][] 
   const byTerm = new Map<number, number[] | null>();
   for (const slice of list) {
     const tiers = byTerm.get(slice.term);
-    if (slice.tier === null || tiers === null) byTerm.set(slice.term, null);
-    else byTerm.set(slice.term, [...(tiers ?? []), slice.tier]);
+    if (slice.tiers === null || tiers === null) byTerm.set(slice.term, null);
+    else byTerm.set(slice.term, [...(tiers ?? []), ...slice.tiers]);
   }
   void terms;
   return [...byTerm.entries()];

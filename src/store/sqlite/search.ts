@@ -9,7 +9,7 @@ import type { Database } from "bun:sqlite";
 import { termVector } from "../../core/search/analyzer.ts";
 import { resultOrder, searchNotes, type SearchRequest, type SearchSource } from "../../core/search/query.ts";
 import { TIERS, tierOf, type CorpusStats, type TermAt } from "../../core/search/ranking.ts";
-import { encodeVector, vectorTerms } from "../../core/search/vector.ts";
+import { encodeVector, readLengths, termCounts, vectorTerms } from "../../core/search/vector.ts";
 import type { NoteRow } from "./store.ts";
 
 /** Terms hold only letters, digits and marks, so the quotes never need escaping; the escape stays as a guard. */
@@ -51,26 +51,32 @@ function prepare(sqlite: Database) {
     insertVector: sqlite.query<unknown, [number, string]>("INSERT INTO search_vectors(pk, vector) VALUES (?, ?)"),
     vectorOf: sqlite.query<{ vector: string }, [number]>("SELECT vector FROM search_vectors WHERE pk = ?"),
     deleteVector: sqlite.query<unknown, [number]>("DELETE FROM search_vectors WHERE pk = ?"),
+    // ?1: a JSON array of [term, tier] pairs.
     countTerms: sqlite.query<unknown, [string]>(
-      "INSERT INTO search_terms(term, notes) SELECT value, 1 FROM json_each(?1) WHERE true ON CONFLICT(term) DO UPDATE SET notes = notes + 1",
+      `INSERT INTO search_terms(term, tier, notes) SELECT value ->> 0, value ->> 1, 1 FROM json_each(?1) WHERE true
+         ON CONFLICT(term, tier) DO UPDATE SET notes = notes + 1`,
     ),
-    uncountTerms: sqlite.query<unknown, [string]>("UPDATE search_terms SET notes = notes - 1 WHERE term IN (SELECT value FROM json_each(?1))"),
-    dropTerms: sqlite.query<unknown, [string]>("DELETE FROM search_terms WHERE notes <= 0 AND term IN (SELECT value FROM json_each(?1))"),
+    uncountTerms: sqlite.query<unknown, [string]>(
+      "UPDATE search_terms SET notes = notes - 1 WHERE (term, tier) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?1))",
+    ),
+    dropTerms: sqlite.query<unknown, [string]>(
+      "DELETE FROM search_terms WHERE notes <= 0 AND (term, tier) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?1))",
+    ),
     addTotals: sqlite.query<unknown, [number, number, number, number]>(
       "UPDATE search_totals SET notes = notes + ?1, title_terms = title_terms + ?2, tag_terms = tag_terms + ?3, body_terms = body_terms + ?4",
     ),
     totals: sqlite.query<{ notes: number; title: number; tags: number; body: number }, []>(
       "SELECT notes, title_terms AS title, tag_terms AS tags, body_terms AS body FROM search_totals",
     ),
-    noteCounts: sqlite.query<{ term: string; notes: number }, [string]>(
-      "SELECT term, notes FROM search_terms WHERE term IN (SELECT value FROM json_each(?1))",
+    tierCounts: sqlite.query<{ term: string; tier: number; notes: number }, [string]>(
+      "SELECT term, tier, notes FROM search_terms WHERE term IN (SELECT value FROM json_each(?1))",
     ),
     matching: sqlite.query<{ pk: number }, [string, number]>("SELECT rowid AS pk FROM search_fts WHERE search_fts MATCH ?1 LIMIT ?2"),
     vectors: sqlite.query<[number, string], [string]>(
       "SELECT pk, vector FROM search_vectors WHERE pk IN (SELECT value FROM json_each(?1))",
     ),
     vocabulary: sqlite.query<{ term: string; doc: number }, [string, string]>(
-      "SELECT term, notes AS doc FROM search_terms WHERE term >= ?1 AND term < ?2",
+      "SELECT term, sum(notes) AS doc FROM search_terms WHERE term >= ?1 AND term < ?2 GROUP BY term",
     ),
     rows: sqlite.query<NoteRow, [string]>(
       `SELECT p.pk, p.id, p.contributor_no AS contributorNo, p.title, p.body, p.tags, p.score,
@@ -99,11 +105,16 @@ export class SqliteSearch implements SearchSource {
   add(note: IndexedNote): void {
     const vector = termVector(note.title, note.tags, note.body);
     const tiers = Array.from({ length: TIERS }, () => [] as string[]);
-    for (const [term, counts] of vector.counts) tiers[tierOf(counts, vector.lengths)].push(term);
+    const pairs: [string, number][] = [];
+    for (const [term, counts] of vector.counts) {
+      const tier = tierOf(counts, vector.lengths);
+      tiers[tier].push(term);
+      pairs.push([term, tier]);
+    }
     const s = this.s;
     s.insertFts.run(note.pk, ...tiers.map((terms) => terms.join(" ")));
     s.insertVector.run(note.pk, encodeVector(vector));
-    s.countTerms.run(JSON.stringify([...vector.counts.keys()]));
+    s.countTerms.run(JSON.stringify(pairs));
     s.addTotals.run(1, ...vector.lengths);
   }
 
@@ -112,13 +123,15 @@ export class SqliteSearch implements SearchSource {
     const s = this.s;
     const row = s.vectorOf.get(pk);
     if (!row) return;
-    const terms = JSON.stringify(vectorTerms(row.vector));
-    const [title, tags, body] = row.vector.slice(0, row.vector.indexOf(" ") >>> 0).split(",").map(Number);
+    // The tiers are computed again from the stored vector, as add() computed them.
+    const lengths = readLengths(row.vector);
+    const pairs = vectorTerms(row.vector).map((term) => [term, tierOf(termCounts(row.vector, term)!, lengths)]);
     s.deleteFts.run(pk);
     s.deleteVector.run(pk);
-    s.uncountTerms.run(terms);
-    s.dropTerms.run(terms);
-    s.addTotals.run(-1, -title, -tags, -body);
+    const json = JSON.stringify(pairs);
+    s.uncountTerms.run(json);
+    s.dropTerms.run(json);
+    s.addTotals.run(-1, -lengths[0], -lengths[1], -lengths[2]);
   }
 
   /**
@@ -146,9 +159,10 @@ export class SqliteSearch implements SearchSource {
     return { notes: t.notes, lengthSums: [t.title, t.tags, t.body] };
   }
 
-  noteCounts(terms: string[]): number[] {
-    const found = new Map(this.s.noteCounts.all(JSON.stringify(terms)).map((row) => [row.term, row.notes]));
-    return terms.map((term) => found.get(term) ?? 0);
+  tierCounts(terms: string[]): number[][] {
+    const found = new Map(terms.map((term) => [term, new Array<number>(TIERS).fill(0)]));
+    for (const row of this.s.tierCounts.all(JSON.stringify(terms))) found.get(row.term)![row.tier] = row.notes;
+    return terms.map((term) => found.get(term)!);
   }
 
   notesWith(term: TermAt, without: TermAt[], anyOf: TermAt[] | null, limit = -1): number[] {
