@@ -8,7 +8,7 @@ import { uuidv7 } from "./ids.ts";
 import { bearerToken, digestKeyText, digestsEqual, keyPrefix, looksLikeKey, mintKey } from "./keys.ts";
 import { KnownKeys } from "./known-keys.ts";
 import { LIMITS, normaliseComment, normaliseEmail, normaliseNote, normaliseQuery, parseNoteId } from "./limits.ts";
-import { searchPlan } from "./search.ts";
+import { searchRequest } from "./search/query.ts";
 import { commentView, iso, noteView, searchResultView } from "./views.ts";
 import { voteDirection, voteValue, type VoteDirection } from "./votes.ts";
 
@@ -214,8 +214,8 @@ export class Cairn {
       throw new AppError("unavailable", "Search is switched off on this instance; fetch notes by id instead.");
     }
     this.breakers.hit("searches", contributorNo);
-    const plan = searchPlan(query, this.config.searchResults);
-    const notes = plan.expressions.length > 0 ? await this.store.search(plan) : [];
+    const request = searchRequest(query, this.config.searchResults);
+    const notes = request.words.length > 0 ? await this.store.search(request) : [];
     return { query, results: notes.map((note) => searchResultView(note, this.config.snipChars)) };
   }
 

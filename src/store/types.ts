@@ -51,15 +51,8 @@ export type VoteOutcome =
 
 export type DeleteOutcome = "deleted" | "missing" | "not_author";
 
-export interface SearchPlan {
-  /** FTS5 match expressions: all words (AND), then any word (OR); empty when the query holds no word. */
-  expressions: string[];
-  /** The words behind the expressions: lower-case letters, digits and marks only (never search syntax). */
-  words: string[];
-  /** Column weights for bm25(): title, tags, body. */
-  weights: [number, number, number];
-  limit: number;
-}
+export type { SearchRequest } from "../core/search/query.ts";
+import type { SearchRequest } from "../core/search/query.ts";
 
 export interface Counts {
   contributors: number;
@@ -152,7 +145,8 @@ export interface Store {
   /** Sets (or with 0 withdraws) a contributor's vote and returns the fresh net score. */
   setVote(noteId: string, contributorNo: number, value: VoteValue, at: number): Promise<VoteOutcome>;
 
-  search(plan: SearchPlan): Promise<NoteRecord[]>;
+  /** The best notes for the request's words, best first (exact BM25F top-k, docs/design.md "Search"). */
+  search(request: SearchRequest): Promise<NoteRecord[]>;
   /** An online, consistent copy of the whole database into a new file. */
   backup(file: string): Promise<void>;
   /** True when `error` means storage is unreachable or busy (answered 503, not 500). */

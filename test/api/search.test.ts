@@ -308,6 +308,9 @@ describe("hostile queries", () => {
     "a b c d e f g h i j k l m n o p q r s t u v w x y z",
     "rowid",
     "posts_fts",
+    "search_fts",
+    "t3 : quasar",
+    "{t0 t1}: quasar",
     "MATCH",
     "bm25(posts_fts)",
   ];

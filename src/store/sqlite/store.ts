@@ -16,7 +16,7 @@ import type {
   NewNote,
   NoteRecord,
   Readiness,
-  SearchPlan,
+  SearchRequest,
   Store,
   VoteOutcome,
   VoteValue,
@@ -26,7 +26,7 @@ import { migrations } from "./migrations.ts";
 import { BoundedCache } from "../bounded-cache.ts";
 import { ChangeSignal, NOTE_SIGNAL_FILE } from "./change-signal.ts";
 import { SqliteOutbox } from "./outbox.ts";
-import { searchNotes } from "./search.ts";
+import { SqliteSearch } from "./search.ts";
 import * as schema from "./schema.ts";
 import { comments, contributors, posts, votes, webEventCounts } from "./schema.ts";
 
@@ -113,6 +113,8 @@ export class SqliteStore implements Store {
   private writeQueue: { work: () => unknown; resolve: (value: unknown) => void; reject: (error: unknown) => void }[] = [];
   private flushScheduled = false;
   private readonly outbox: SqliteOutbox;
+  /** The search index, written in the same transactions as the notes (see search.ts). */
+  readonly searchIndex: SqliteSearch;
 
   private readonly dataDir: string;
 
@@ -133,6 +135,7 @@ export class SqliteStore implements Store {
     this.sqlite.exec("PRAGMA cache_size = -32000");
     this.db = drizzle(this.sqlite, { schema });
     this.outbox = new SqliteOutbox(this.sqlite, this.db);
+    this.searchIndex = new SqliteSearch(this.sqlite);
     this.keyChanges = ChangeSignal.open(options.dataDir);
     this.noteChanges = ChangeSignal.open(options.dataDir, NOTE_SIGNAL_FILE);
     this.notesSeen = this.noteChanges.read();
@@ -404,6 +407,7 @@ export class SqliteStore implements Store {
       }
       // Rows finished before addresses were dropped on sending (issue 12) lose theirs now.
       this.outbox.forgetFinishedAddresses();
+      this.searchIndex.catchUp();
     });
   }
 
@@ -479,7 +483,9 @@ export class SqliteStore implements Store {
     return this.write((): NoteRecord | "duplicate" => {
       const latest = this.statements.latestNote.get({ contributorNo: note.contributorNo });
       if (latest && isDuplicate({ ...latest, tags: JSON.parse(latest.tags) })) return "duplicate";
-      return toNote(this.statements.insertNote.get({ ...note, tags: JSON.stringify(note.tags) })!);
+      const row = this.statements.insertNote.get({ ...note, tags: JSON.stringify(note.tags) })!;
+      this.searchIndex.add({ pk: row.pk, title: note.title, tags: note.tags, body: note.body });
+      return toNote(row);
     });
   }
 
@@ -506,7 +512,8 @@ export class SqliteStore implements Store {
       if (!note) return "missing";
       if (note.contributorNo !== contributorNo) return "not_author";
       this.noteChanged(id);
-      // Comments and votes go by ON DELETE CASCADE, the search entry by trigger.
+      // Comments and votes go by ON DELETE CASCADE.
+      this.searchIndex.remove(note.pk);
       this.statements.deleteNote.run({ postPk: note.pk });
       return "deleted";
     });
@@ -547,8 +554,8 @@ export class SqliteStore implements Store {
     });
   }
 
-  async search(plan: SearchPlan): Promise<NoteRecord[]> {
-    return searchNotes(this.sqlite, plan).map(toNote);
+  async search(request: SearchRequest): Promise<NoteRecord[]> {
+    return (await this.searchIndex.search(request)).map(toNote);
   }
 
   isUnavailable(error: unknown): boolean {
