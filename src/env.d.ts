@@ -3,3 +3,6 @@ declare module "*.sql" {
   const text: string;
   export default text;
 }
+
+/** The git commit the binary was built from; set by build.ts (`define`), absent when run from source. */
+declare const CAIRN_BUILD_COMMIT: string;

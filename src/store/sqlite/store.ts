@@ -158,14 +158,14 @@ export class SqliteStore implements Store {
         .prepare(),
       postCount: db.select({ postCount: count() }).from(posts).where(eq(posts.contributorNo, no)).prepare(),
       recentPosts: db
-        .select({ title: posts.title, createdAt: posts.createdAt })
+        .select({ id: posts.id, title: posts.title, createdAt: posts.createdAt })
         .from(posts)
         .where(eq(posts.contributorNo, no))
         .orderBy(desc(posts.pk))
         .limit(sql.placeholder("limit"))
         .prepare(),
       latestNote: db
-        .select({ title: posts.title, body: posts.body, tags: posts.tags })
+        .select({ id: posts.id, title: posts.title, body: posts.body, tags: posts.tags })
         .from(posts)
         .where(eq(posts.contributorNo, no))
         .orderBy(desc(posts.pk))
@@ -393,9 +393,9 @@ export class SqliteStore implements Store {
   }
 
   async createNote(note: NewNote, isDuplicate: (latest: { title: string; body: string; tags: string[] }) => boolean) {
-    return this.write((): NoteRecord | "duplicate" => {
+    return this.write((): NoteRecord | { duplicateOf: string } => {
       const latest = this.statements.latestNote.get({ contributorNo: note.contributorNo });
-      if (latest && isDuplicate({ ...latest, tags: JSON.parse(latest.tags) })) return "duplicate";
+      if (latest && isDuplicate({ title: latest.title, body: latest.body, tags: JSON.parse(latest.tags) })) return { duplicateOf: latest.id };
       return toNote(this.statements.insertNote.get({ ...note, tags: JSON.stringify(note.tags) })!);
     });
   }
