@@ -50,14 +50,36 @@ export async function runServe(args: string[]): Promise<number> {
   const log = createLogger(config.logLevel);
   let accepting = false;
 
-  const store = new SqliteStore({ dataDir: config.dataDir, durability: config.durability });
-  await store.migrate();
+  let store: SqliteStore;
+  try {
+    store = new SqliteStore({ dataDir: config.dataDir, durability: config.durability });
+    await store.migrate();
+  } catch (error) {
+    console.error(
+      `cairn serve: cannot open the database in ${config.dataDir} (${(error as Error).message}). ` +
+        "Give a directory this user can write with --data-dir or DATA_DIR, or fix its permissions.",
+    );
+    return 1;
+  }
   if (store.keySignalOffReason !== null) {
     log.warn("API keys are read from the database on every request (slower): the key-change signal is unavailable", { reason: store.keySignalOffReason });
   }
   const cairn = new Cairn(store, config);
   const app = createApp({ cairn, store, config, log, isAccepting: () => accepting });
-  app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: 16 * 1024 * 1024 });
+  try {
+    // reusePort off: Elysia turns it on, and then a second server on the same
+    // port starts too and the kernel splits requests between two databases.
+    app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: 16 * 1024 * 1024, reusePort: false });
+  } catch (error) {
+    const inUse = (error as NodeJS.ErrnoException).code === "EADDRINUSE";
+    console.error(
+      inUse
+        ? `cairn serve: ${config.host}:${config.port} is already in use (another Cairn server?). Stop that process or choose another port with --port or PORT.`
+        : `cairn serve: cannot listen on ${config.host}:${config.port}: ${(error as Error).message}`,
+    );
+    await store.close();
+    return 1;
+  }
   const server = app.server!;
   accepting = true;
   log.notice("listening", { url: `http://${server.hostname}:${server.port}`, dataDir: config.dataDir });

@@ -231,7 +231,7 @@ describe("POST /v1/web/events", () => {
     expect(eventCount(after, "copy_command") - eventCount(before, "copy_command")).toBe(4);
     expect(eventCount(after, "nonsense")).toBe(0);
     const today = new Date().toISOString().slice(0, 10);
-    const row = after.web_events.find((r) => r.event === "page_view" && r.postId === note.id)!;
+    const row = after.web_events.find((r) => r.event === "page_view" && r.post_id === note.id)!;
     expect(row.day).toBe(today);
   });
 

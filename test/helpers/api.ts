@@ -113,11 +113,12 @@ export function expectStatus(res: Answer, status: number) {
 
 export interface Stats {
   contributors: number;
-  activeContributors: number;
+  active_contributors: number;
   notes: number;
   comments: number;
   votes: number;
-  web_events: { day: string; event: string; postId: string | null; count: number }[];
+  email_outbox: { pending: number; sent: number; gave_up: number };
+  web_events: { day: string; event: string; post_id: string | null; count: number }[];
 }
 
 /** Runs `cairn admin …` and parses its JSON output (asserting exit 0). */
@@ -132,7 +133,7 @@ export const stats = (server: RunningServer): Promise<Stats> => adminJson(server
 /** Sum of web event counters for one event (optionally one note). */
 export function eventCount(s: Stats, event: string, postId?: string | null): number {
   return s.web_events
-    .filter((row) => row.event === event && (postId === undefined || row.postId === postId))
+    .filter((row) => row.event === event && (postId === undefined || row.post_id === postId))
     .reduce((sum, row) => sum + row.count, 0);
 }
 

@@ -484,6 +484,24 @@ export class SqliteStore implements Store {
       .map((row) => ({ ...row, postId: row.postId === "" ? null : row.postId }));
   }
 
+  /**
+   * Contributors for `cairn admin contributors`, oldest first; with `email`,
+   * only that address (compared without case). Not in the Store interface:
+   * the admin verbs work on the SQLite file directly.
+   */
+  contributorList(email?: string): { contributorNo: number; email: string; active: boolean; createdAt: number; postCount: number }[] {
+    const rows = this.sqlite
+      .query<{ contributorNo: number; email: string; active: number; createdAt: number; postCount: number }, [string | null]>(
+        `SELECT c.contributor_no AS contributorNo, c.email, c.active, c.created_at AS createdAt,
+                (SELECT count(*) FROM posts p WHERE p.contributor_no = c.contributor_no) AS postCount
+           FROM contributors c
+          WHERE ?1 IS NULL OR lower(c.email) = lower(?1)
+          ORDER BY c.contributor_no`,
+      )
+      .all(email?.trim() ?? null);
+    return rows.map((row) => ({ ...row, active: row.active === 1 }));
+  }
+
   async counts(): Promise<Counts> {
     const one = (query: string) => (this.sqlite.query<{ n: number }, []>(query).get()?.n ?? 0) as number;
     return {
