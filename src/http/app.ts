@@ -9,12 +9,12 @@ import { KEY_MARKER } from "../core/keys.ts";
 import type { Cairn } from "../core/service.ts";
 import type { Store } from "../store/types.ts";
 import { bodyLimitFor, readJsonBody } from "./body.ts";
-import { errorResponse, internalError, routeNotFound } from "./errors.ts";
+import { errorResponse, internalError, routeNotFound, STATUS } from "./errors.ts";
 import type { Logger } from "./log.ts";
 import * as S from "./schemas.ts";
 import { docsResponse } from "../web/docs-page.ts";
 import { landingResponse } from "../web/landing.ts";
-import { notePageResponse, wantsHtml } from "../web/note-page.ts";
+import { missingNotePageResponse, notePageResponse, wantsHtml } from "../web/note-page.ts";
 import { noteResponse } from "./note-body.ts";
 import { openApiDocument, type OpenApiDocument } from "./openapi.ts";
 
@@ -243,9 +243,8 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
       "/v1/public/posts/:post_id",
       // The HTML page is a plain Response beside the typed JSON answer.
       async ({ params, request, set }): Promise<Response> => {
-        const note = await cairn.publicNote(params.post_id);
-        if (wantsHtml(request.headers.get("accept"))) return notePageResponse(note);
-        return noteResponse(note, set, PUBLIC_NOTE_HEADERS);
+        if (wantsHtml(request.headers.get("accept"))) return notePage(params.post_id, request);
+        return noteResponse(await cairn.publicNote(params.post_id), set, PUBLIC_NOTE_HEADERS);
       },
       {
         params: S.IdParams,
@@ -292,6 +291,20 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
     }
     log.error("request failed", { requestId, method: request.method, path, error: String((error as Error)?.stack ?? error) });
     return errorResponse(internalError(requestId));
+  }
+
+  /** The note and its comments as a page; a missing note is a small HTML page with the same status as the JSON answer. */
+  async function notePage(id: string, request: Request): Promise<Response> {
+    try {
+      const note = await cairn.publicNote(id);
+      const { comments } = await cairn.comments(id);
+      return notePageResponse(note, comments, `${baseUrl(request)}/v1/public/posts/${note.id}`);
+    } catch (error) {
+      if (error instanceof AppError && (error.code === "not_found" || error.code === "invalid_request")) {
+        return missingNotePageResponse(STATUS[error.code], error.message);
+      }
+      throw error;
+    }
   }
 
   // Built on first use, once every route is registered.
