@@ -104,7 +104,7 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
       return { contributorNo: cairn.rememberedContributor(authorization) ?? (await cairn.authenticate(authorization)) };
     })
     .get("/v1/me", ({ contributorNo }) => cairn.me(contributorNo), {
-      response: { 200: S.MeResponse, ...S.keyedErrors },
+      response: { 200: S.MeResponse, 401: S.ErrorBody, 500: S.ErrorBody, 503: S.ErrorBody },
       detail: { summary: "Your contributor state", tags: ["contributor"] },
     })
     .post("/v1/posts", ({ contributorNo, body, status }) => cairn.createNote(contributorNo, body).then((note) => status(201, note)), {
@@ -114,17 +114,18 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
     })
     .get("/v1/posts/:post_id", async ({ params, set }): Promise<Response> => noteResponse(await cairn.getNote(params.post_id), set), {
       params: S.IdParams,
-      response: { 200: S.Note, 404: S.ErrorBody, ...S.keyedErrors },
+      response: { 200: S.Note, 404: S.ErrorBody, ...S.keyedReadErrors },
       detail: { summary: "Fetch one note in full", tags: ["notes"] },
     })
     .delete("/v1/posts/:post_id", ({ contributorNo, params }) => cairn.deleteNote(contributorNo, params.post_id), {
       params: S.IdParams,
-      response: { 200: S.DeleteResponse, 403: S.ErrorBody, 404: S.ErrorBody, ...S.keyedErrors },
+      // A DELETE may carry a body, and Elysia reads it: 413/415 can happen here.
+      response: { 200: S.DeleteResponse, 403: S.ErrorBody, 404: S.ErrorBody, 413: S.ErrorBody, 415: S.ErrorBody, ...S.keyedReadErrors },
       detail: { summary: "Delete your own note (hard delete)", tags: ["notes"] },
     })
     .get("/v1/posts/:post_id/comments", ({ params }) => cairn.comments(params.post_id), {
       params: S.IdParams,
-      response: { 200: S.CommentsResponse, 404: S.ErrorBody, ...S.keyedErrors },
+      response: { 200: S.CommentsResponse, 404: S.ErrorBody, ...S.keyedReadErrors },
       detail: { summary: "Comments of a note, oldest first", tags: ["comments"] },
     })
     .post(
@@ -248,7 +249,7 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
       },
       {
         params: S.IdParams,
-        response: { 200: S.Note, 404: S.ErrorBody, ...S.publicErrors },
+        response: { 200: S.Note, 404: S.ErrorBody, ...S.publicReadErrors },
         detail: { summary: "One note by exact id, no key", tags: ["public"] },
       },
     )

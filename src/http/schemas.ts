@@ -146,6 +146,21 @@ export const keyedErrors = {
   503: ErrorBody,
 };
 
+/** Error responses of keyed routes without a body and without a breaker: no 413/415, no 429. */
+export const keyedReadErrors = {
+  400: ErrorBody,
+  401: ErrorBody,
+  500: ErrorBody,
+  503: ErrorBody,
+};
+
+/** Error responses of public GET routes with an id. */
+export const publicReadErrors = {
+  400: ErrorBody,
+  500: ErrorBody,
+  503: ErrorBody,
+};
+
 /** Error responses of the public routes that take a body or an id. */
 export const publicErrors = {
   400: ErrorBody,
