@@ -15,6 +15,11 @@ export async function compile(options: { outfile: string; commit: string; target
     compile: options.target ? { outfile: options.outfile, target: options.target } : { outfile: options.outfile },
     minify: true,
     target: "bun",
+    // Precompiled bytecode: the client verbs start in ~23 ms instead of ~95 ms,
+    // because the runtime no longer parses the whole bundle (server, MCP SDK)
+    // on every start (docs/install.md has the figures).
+    bytecode: true,
+    format: "esm",
     define: { CAIRN_BUILD_COMMIT: JSON.stringify(options.commit) },
   });
   if (!result.success) {
