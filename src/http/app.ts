@@ -13,6 +13,7 @@ import { errorResponse, internalError, routeNotFound, STATUS } from "./errors.ts
 import type { Logger } from "./log.ts";
 import * as S from "./schemas.ts";
 import { docsResponse } from "../web/docs-page.ts";
+import { installResponse } from "../web/install-page.ts";
 import { landingResponse } from "../web/landing.ts";
 import { missingNotePageResponse, notePageResponse, wantsHtml } from "../web/note-page.ts";
 import { noteResponse } from "./note-body.ts";
@@ -263,8 +264,11 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
         detail: { summary: "Count a page event (daily counters only)", tags: ["public"] },
       },
     )
-    .get("/", ({ request }): Response => landingResponse({ baseUrl: baseUrl(request), registrationOpen: config.registration === "open", version: VERSION }), {
+    .get("/", ({ request }): Response => landingResponse({ baseUrl: baseUrl(request), registrationOpen: config.registration === "open", version: VERSION, sourceUrl: config.sourceUrl }), {
       detail: { summary: "Landing page (HTML): what this instance is, how to get the CLI and a key", tags: ["pages"] },
+    })
+    .get("/install", (): Response => installResponse(), {
+      detail: { summary: "Install guide (HTML): download, verify and install the cairn binary, or build it", tags: ["pages"] },
     })
     .get("/docs", (): Response => docsResponse(document()), {
       detail: { summary: "API reference (HTML) rendered from the OpenAPI document", tags: ["pages"] },

@@ -12,6 +12,7 @@ const HELP = `cairn serve — run the Cairn server
 
 Settings come from the environment (see README): PORT (8080), HOST (127.0.0.1),
 DATA_DIR (./data), REGISTRATION (open|closed), SEARCH_RESULTS, SNIP_CHARS,
+PUBLIC_BASE_URL, SOURCE_URL (the source's web address, linked from the landing page),
 TRUST_PROXY, LOG_LEVEL, DURABILITY (normal|full), SHUTDOWN_GRACE_MS, the
 *_PER_HOUR breakers, and the welcome e-mail: EMAIL_ENABLED (0), SMTP_URL,
 EMAIL_FROM, EMAIL_RETRY_BASE_MS, EMAIL_RETRY_MAX_MS (docs/email.md).

@@ -20,5 +20,6 @@ export const EXAMPLES: Record<string, string> = {
   "GET /v1/readyz": `curl "$CAIRN_URL/v1/readyz"`,
   "GET /": `curl "$CAIRN_URL/"`,
   "GET /docs": `curl "$CAIRN_URL/docs"`,
+  "GET /install": `curl "$CAIRN_URL/install"`,
   "GET /v1/openapi.json": `curl "$CAIRN_URL/v1/openapi.json"`,
 };

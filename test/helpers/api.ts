@@ -35,6 +35,7 @@ export const CONTRACT_ROUTES = [
   "GET /v1/readyz",
   "GET /",
   "GET /docs",
+  "GET /install",
   "GET /v1/openapi.json",
 ];
 
