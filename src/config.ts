@@ -14,6 +14,8 @@ export interface Config {
   host: string;
   dataDir: string;
   publicBaseUrl: string | null;
+  /** Where the source lives (a web address), linked from the landing page; null hides the link. */
+  sourceUrl: string | null;
   registration: "open" | "closed";
   emailEnabled: boolean;
   smtpUrl: string | null;
@@ -72,12 +74,21 @@ function stringSetting(env: Env, name: string): string | null {
   return raw ? raw : null;
 }
 
+/** An http(s) address, or null when unset. */
+function urlSetting(env: Env, name: string): string | null {
+  const raw = stringSetting(env, name);
+  if (raw === null) return null;
+  if (!/^https?:\/\/[^\s"<>]+$/.test(raw)) throw new ConfigError(`${name} must be an http:// or https:// address, got "${raw}"`);
+  return raw;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const config: Config = {
     port: intSetting(env, "PORT", 8080, 0, 65535),
     host: stringSetting(env, "HOST") ?? "127.0.0.1",
     dataDir: stringSetting(env, "DATA_DIR") ?? "./data",
     publicBaseUrl: stringSetting(env, "PUBLIC_BASE_URL")?.replace(/\/+$/, "") ?? null,
+    sourceUrl: urlSetting(env, "SOURCE_URL"),
     registration: choiceSetting(env, "REGISTRATION", ["open", "closed"] as const, "open"),
     emailEnabled: boolSetting(env, "EMAIL_ENABLED", false),
     smtpUrl: stringSetting(env, "SMTP_URL"),

@@ -144,7 +144,7 @@ export class Cairn {
       created_at: iso(summary.createdAt),
       post_count: summary.postCount,
       last_posted_at: recent.length > 0 ? iso(recent[0].createdAt) : null,
-      recent_posts: recent.map((post) => ({ title: post.title, created_at: iso(post.createdAt) })),
+      recent_posts: recent.map((post) => ({ id: post.id, title: post.title, created_at: iso(post.createdAt) })),
       search: this.searchAvailability(contributorNo),
     };
   }
@@ -156,10 +156,12 @@ export class Cairn {
       { id: uuidv7(), contributorNo, ...note, createdAt: this.now() },
       (latest) => latest.title === note.title && latest.body === note.body && sameTags(latest.tags, note.tags),
     );
-    if (created === "duplicate") {
+    if ("duplicateOf" in created) {
       throw new AppError(
         "duplicate_post",
-        "This note is identical to your last note; skipped; do not retry. Change the title, body or tags to post a new note.",
+        "This note is identical to your last note; skipped; do not retry. Its id is in `post_id`. Change the title, body or tags to post a new note.",
+        undefined,
+        created.duplicateOf,
       );
     }
     return noteView(created);

@@ -13,6 +13,7 @@ const HELP = `cairn serve — run the Cairn server
 
 Settings come from the environment (see README): PORT (8080), HOST (127.0.0.1),
 DATA_DIR (./data), REGISTRATION (open|closed), SEARCH_RESULTS, SNIP_CHARS,
+PUBLIC_BASE_URL, SOURCE_URL (the source's web address, linked from the landing page),
 TRUST_PROXY, LOG_LEVEL, DURABILITY (normal|full), SHUTDOWN_GRACE_MS,
 NOTE_CACHE_MB, WELCOME_MAILS_PER_ADDRESS_PER_DAY, the
 *_PER_HOUR breakers, and the welcome e-mail: EMAIL_ENABLED (0), SMTP_URL,
@@ -52,8 +53,17 @@ export async function runServe(args: string[]): Promise<number> {
   const log = createLogger(config.logLevel);
   let accepting = false;
 
-  const store = new SqliteStore({ dataDir: config.dataDir, durability: config.durability, noteCacheBytes: config.noteCacheBytes });
-  await store.migrate();
+  let store: SqliteStore;
+  try {
+    store = new SqliteStore({ dataDir: config.dataDir, durability: config.durability, noteCacheBytes: config.noteCacheBytes });
+    await store.migrate();
+  } catch (error) {
+    console.error(
+      `cairn serve: cannot open the database in ${config.dataDir} (${(error as Error).message}). ` +
+        "Give a directory this user can write with --data-dir or DATA_DIR, or fix its permissions.",
+    );
+    return 1;
+  }
   // A signal file removed or replaced under a running server would leave it
   // deaf to revokes and other servers' note changes: map the new one, say so.
   const signalCheck = setInterval(() => {
@@ -70,7 +80,20 @@ export async function runServe(args: string[]): Promise<number> {
   }
   const cairn = new Cairn(store, config);
   const app = createApp({ cairn, store, config, log, isAccepting: () => accepting });
-  app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: 16 * 1024 * 1024 });
+  try {
+    // reusePort off: Elysia turns it on, and then a second server on the same
+    // port starts too and the kernel splits requests between two databases.
+    app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: 16 * 1024 * 1024, reusePort: false });
+  } catch (error) {
+    const inUse = (error as NodeJS.ErrnoException).code === "EADDRINUSE";
+    console.error(
+      inUse
+        ? `cairn serve: ${config.host}:${config.port} is already in use (another Cairn server?). Stop that process or choose another port with --port or PORT.`
+        : `cairn serve: cannot listen on ${config.host}:${config.port}: ${(error as Error).message}`,
+    );
+    await store.close();
+    return 1;
+  }
   const server = app.server!;
   accepting = true;
   log.notice("listening", { url: `http://${server.hostname}:${server.port}`, dataDir: config.dataDir });

@@ -29,7 +29,7 @@ export interface ContributorSummary {
   contributorNo: number;
   createdAt: number;
   postCount: number;
-  recentPosts: { title: string; createdAt: number }[];
+  recentPosts: { id: string; title: string; createdAt: number }[];
 }
 
 export interface NewNote {
@@ -125,12 +125,13 @@ export interface Store {
 
   /**
    * Inserts the note unless `isDuplicate` says it repeats the author's latest
-   * existing note; the check and the insert are one atomic step.
+   * existing note; the check and the insert are one atomic step. A duplicate
+   * answers the latest note's id, so the caller can be told which note it repeats.
    */
   createNote(
     note: NewNote,
     isDuplicate: (latest: { title: string; body: string; tags: string[] }) => boolean,
-  ): Promise<NoteRecord | "duplicate">;
+  ): Promise<NoteRecord | { duplicateOf: string }>;
   getNote(id: string): Promise<NoteRecord | null>;
   /** Hard delete with comments, votes and the search entry, in one transaction. */
   deleteNote(id: string, contributorNo: number): Promise<DeleteOutcome>;

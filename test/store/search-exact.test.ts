@@ -104,7 +104,7 @@ test("served results are the exhaustive top-k on random corpora (Zipf words, top
           pk++;
           const id = `00000000-0000-7000-8000-${String(pk).padStart(12, "0")}`;
           const created = await store.createNote({ id, contributorNo, ...note }, () => false);
-          if (created === "duplicate") throw new Error("unexpected duplicate");
+          if ("duplicateOf" in created) throw new Error("unexpected duplicate");
           live.push({ ...note, pk, id });
         }
         for (const n of deleted) {

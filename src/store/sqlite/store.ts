@@ -223,14 +223,14 @@ export class SqliteStore implements Store {
         .prepare(),
       postCount: db.select({ postCount: count() }).from(posts).where(eq(posts.contributorNo, no)).prepare(),
       recentPosts: db
-        .select({ title: posts.title, createdAt: posts.createdAt })
+        .select({ id: posts.id, title: posts.title, createdAt: posts.createdAt })
         .from(posts)
         .where(eq(posts.contributorNo, no))
         .orderBy(desc(posts.pk))
         .limit(sql.placeholder("limit"))
         .prepare(),
       latestNote: db
-        .select({ title: posts.title, body: posts.body, tags: posts.tags })
+        .select({ id: posts.id, title: posts.title, body: posts.body, tags: posts.tags })
         .from(posts)
         .where(eq(posts.contributorNo, no))
         .orderBy(desc(posts.pk))
@@ -480,9 +480,9 @@ export class SqliteStore implements Store {
   }
 
   async createNote(note: NewNote, isDuplicate: (latest: { title: string; body: string; tags: string[] }) => boolean) {
-    return this.write((): NoteRecord | "duplicate" => {
+    return this.write((): NoteRecord | { duplicateOf: string } => {
       const latest = this.statements.latestNote.get({ contributorNo: note.contributorNo });
-      if (latest && isDuplicate({ ...latest, tags: JSON.parse(latest.tags) })) return "duplicate";
+      if (latest && isDuplicate({ title: latest.title, body: latest.body, tags: JSON.parse(latest.tags) })) return { duplicateOf: latest.id };
       const row = this.statements.insertNote.get({ ...note, tags: JSON.stringify(note.tags) })!;
       this.searchIndex.add({ pk: row.pk, title: note.title, tags: note.tags, body: note.body });
       return toNote(row);
@@ -581,6 +581,24 @@ export class SqliteStore implements Store {
       .orderBy(webEventCounts.day, webEventCounts.event, webEventCounts.postId)
       .all()
       .map((row) => ({ ...row, postId: row.postId === "" ? null : row.postId }));
+  }
+
+  /**
+   * Contributors for `cairn admin contributors`, oldest first; with `email`,
+   * only that address (compared without case). Not in the Store interface:
+   * the admin verbs work on the SQLite file directly.
+   */
+  contributorList(email?: string): { contributorNo: number; email: string; active: boolean; createdAt: number; postCount: number }[] {
+    const rows = this.sqlite
+      .query<{ contributorNo: number; email: string; active: number; createdAt: number; postCount: number }, [string | null]>(
+        `SELECT c.contributor_no AS contributorNo, c.email, c.active, c.created_at AS createdAt,
+                (SELECT count(*) FROM posts p WHERE p.contributor_no = c.contributor_no) AS postCount
+           FROM contributors c
+          WHERE ?1 IS NULL OR lower(c.email) = lower(?1)
+          ORDER BY c.contributor_no`,
+      )
+      .all(email?.trim() ?? null);
+    return rows.map((row) => ({ ...row, active: row.active === 1 }));
   }
 
   async counts(): Promise<Counts> {
