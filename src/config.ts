@@ -18,6 +18,8 @@ export interface Config {
   /** Connections each process keeps to PostgreSQL (unused on SQLite). */
   databasePoolSize: number;
   publicBaseUrl: string | null;
+  /** Where the source lives (a web address), linked from the landing page; null hides the link. */
+  sourceUrl: string | null;
   registration: "open" | "closed";
   emailEnabled: boolean;
   smtpUrl: string | null;
@@ -34,6 +36,10 @@ export interface Config {
   durability: "normal" | "full";
   /** On SIGTERM, how long readyz answers 503 while requests are still served, before the listener closes. */
   shutdownGraceMs: number;
+  /** Byte budget of the in-memory note cache (NOTE_CACHE_MB, estimated from the notes' text). */
+  noteCacheBytes: number;
+  /** With EMAIL_ENABLED=1: welcome e-mails to one address in a rolling day at most (0: no limit). */
+  welcomeMailsPerAddressPerDay: number;
   breakers: Breakers;
 }
 
@@ -72,6 +78,14 @@ function stringSetting(env: Env, name: string): string | null {
   return raw ? raw : null;
 }
 
+/** An http(s) address, or null when unset. */
+function urlSetting(env: Env, name: string): string | null {
+  const raw = stringSetting(env, name);
+  if (raw === null) return null;
+  if (!/^https?:\/\/[^\s"<>]+$/.test(raw)) throw new ConfigError(`${name} must be an http:// or https:// address, got "${raw}"`);
+  return raw;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const config: Config = {
     port: intSetting(env, "PORT", 8080, 0, 65535),
@@ -80,6 +94,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl: stringSetting(env, "DATABASE_URL"),
     databasePoolSize: intSetting(env, "DATABASE_POOL_SIZE", 10, 1, 1000),
     publicBaseUrl: stringSetting(env, "PUBLIC_BASE_URL")?.replace(/\/+$/, "") ?? null,
+    sourceUrl: urlSetting(env, "SOURCE_URL"),
     registration: choiceSetting(env, "REGISTRATION", ["open", "closed"] as const, "open"),
     emailEnabled: boolSetting(env, "EMAIL_ENABLED", false),
     smtpUrl: stringSetting(env, "SMTP_URL"),
@@ -93,6 +108,8 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: choiceSetting(env, "LOG_LEVEL", ["debug", "info", "warn", "error", "silent"] as const, "info"),
     durability: choiceSetting(env, "DURABILITY", ["normal", "full"] as const, "normal"),
     shutdownGraceMs: intSetting(env, "SHUTDOWN_GRACE_MS", 1000, 0, 60_000),
+    welcomeMailsPerAddressPerDay: intSetting(env, "WELCOME_MAILS_PER_ADDRESS_PER_DAY", 1),
+    noteCacheBytes: intSetting(env, "NOTE_CACHE_MB", 64, 0, 65_536) * 1024 * 1024,
     breakers: {
       postsPerHour: intSetting(env, "POSTS_PER_HOUR", 30),
       commentsPerHour: intSetting(env, "COMMENTS_PER_HOUR", 120),

@@ -12,6 +12,11 @@ async function main(): Promise<number> {
     const { runAdmin } = await import("./admin/main.ts");
     return runAdmin(rest);
   }
+  if (verb === "mcp") {
+    // Loaded only here: the MCP SDK is most of the client's code and none of the other verbs need it.
+    const { runMcp } = await import("./cli/mcp.ts");
+    return runMcp(rest);
+  }
   const { runCli } = await import("./cli/main.ts");
   return runCli(process.argv.slice(2));
 }

@@ -107,6 +107,24 @@ describe("register", () => {
     expect(json(run).contributor_no).toBe(JSON.parse((await call(server.url, "GET", "/v1/me", { key: keyB })).text).contributor_no);
   });
 
+  test("refuses to replace a saved key without --force, sending nothing; --force replaces it", async () => {
+    const before = readFileSync(configFile(xdgA), "utf8");
+    const refused = await cairn(["register", "again@example.com"], { xdg: xdgA });
+    expect(refused.code).toBe(2);
+    expect(refused.stdout).toBe("");
+    expect(refused.stderr).toContain("already holds an API key");
+    expect(refused.stderr).toContain("--force");
+    expect(readFileSync(configFile(xdgA), "utf8")).toBe(before);
+
+    const xdg = scratch("cairn-cli-force-");
+    expect((await cairn(["register", "first@example.com"], { xdg })).code).toBe(0);
+    const forced = await cairn(["register", "second@example.com", "--force"], { xdg });
+    expect(forced.code).toBe(0);
+    expect(JSON.parse(readFileSync(configFile(xdg), "utf8")).api_key).toBe(json(forced).api_key);
+    // --force is register's alone.
+    expect((await cairn(["me", "--force"], { xdg })).code).toBe(2);
+  });
+
   test("an invalid e-mail is the server's 400, exit 1", async () => {
     const run = await cairn(["register", "nope"]);
     expect(run.code).toBe(1);
@@ -298,7 +316,32 @@ describe("exit code 3: the server cannot be reached", () => {
     expect(run.code).toBe(3);
     expect(run.stdout).toBe("");
     expect(run.stderr).toContain("http://127.0.0.1:9");
+    // It says where the URL came from and how to give another.
+    expect(run.stderr).toContain("came from CAIRN_URL");
+    expect(run.stderr).toContain("--url");
     expect(run.stderr.trim().split("\n")).toHaveLength(1);
+  });
+
+  test("a URL from the config file says so", async () => {
+    const xdg = scratch("cairn-cli-lost-");
+    mkdirSync(join(xdg, "cairn"), { recursive: true });
+    writeFileSync(configFile(xdg), JSON.stringify({ url: "http://127.0.0.1:9" }));
+    const run = await cairn(["me"], { xdg, env: { CAIRN_URL: "" } });
+    expect(run.code).toBe(3);
+    expect(run.stderr).toContain("the config file's url");
+  });
+});
+
+describe("a base URL given with /v1", () => {
+  test("--url …/v1 and CAIRN_URL …/v1/ reach the same routes", async () => {
+    for (const [args, env] of [
+      [["me", "--url", `${server.url}/v1`], {}],
+      [["me"], { CAIRN_URL: `${server.url}/v1/` }],
+    ] as [string[], Record<string, string>][]) {
+      const run = await cairn(args, { xdg: xdgA, env });
+      expect(run.code).toBe(0);
+      expect(json(run).contributor_no).toBeGreaterThan(0);
+    }
   });
 });
 
@@ -364,10 +407,14 @@ describe("help and version", () => {
     expect(run.stdout).toStartWith("usage: cairn vote");
   });
 
-  test("--version", async () => {
-    const run = await cairn(["--version"]);
-    expect(run.code).toBe(0);
+  test("--version and `cairn version`: the version and the commit it was built from", async () => {
     const { version } = JSON.parse(readFileSync(join(import.meta.dir, "../package.json"), "utf8"));
-    expect(run.stdout).toBe(`cairn ${version}\n`);
+    const head = Bun.spawnSync(["git", "rev-parse", "--short=12", "HEAD"]).stdout.toString().trim();
+    for (const args of [["--version"], ["version"]]) {
+      const run = await cairn(args);
+      expect(run.code).toBe(0);
+      // The binary under test was built from this checkout (maybe with uncommitted changes).
+      expect(run.stdout).toMatch(new RegExp(`^cairn ${version.replaceAll(".", "\\.")} \\(commit ${head}(-dirty)?\\)\n$`));
+    }
   });
 });

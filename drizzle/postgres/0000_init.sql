@@ -1,3 +1,7 @@
+-- Written by drizzle-kit from src/store/postgres/schema.ts, then one edit by
+-- hand: the search terms are compared as code points (COLLATE "C"), the way
+-- SQLite compares them, so a vocabulary range [from, to) holds the same terms on
+-- both engines (typo correction, src/core/search/typos.ts).
 CREATE TABLE "comments" (
 	"pk" bigint PRIMARY KEY GENERATED ALWAYS AS IDENTITY (sequence name "comments_pk_seq" INCREMENT BY 1 MINVALUE 1 MAXVALUE 9223372036854775807 START WITH 1 CACHE 1),
 	"post_pk" bigint NOT NULL,
@@ -39,19 +43,34 @@ CREATE TABLE "posts" (
 	"score" integer DEFAULT 0 NOT NULL,
 	"comment_count" integer DEFAULT 0 NOT NULL,
 	"created_at" bigint NOT NULL,
-	"search" "tsvector" NOT NULL,
-	"title_len" integer NOT NULL,
-	"tags_len" integer NOT NULL,
-	"body_len" integer NOT NULL,
 	CONSTRAINT "posts_id_unique" UNIQUE("id")
 );
 --> statement-breakpoint
-CREATE TABLE "search_stats" (
+CREATE TABLE "search_postings" (
+	"term" text COLLATE "C" NOT NULL,
+	"tier" smallint NOT NULL,
+	"pk" bigint NOT NULL,
+	CONSTRAINT "search_postings_term_tier_pk_pk" PRIMARY KEY("term","tier","pk")
+);
+--> statement-breakpoint
+CREATE TABLE "search_terms" (
+	"term" text COLLATE "C" NOT NULL,
+	"tier" smallint NOT NULL,
+	"notes" integer NOT NULL,
+	CONSTRAINT "search_terms_term_tier_pk" PRIMARY KEY("term","tier")
+);
+--> statement-breakpoint
+CREATE TABLE "search_totals" (
 	"shard" integer PRIMARY KEY NOT NULL,
 	"notes" bigint DEFAULT 0 NOT NULL,
-	"title_len" bigint DEFAULT 0 NOT NULL,
-	"tags_len" bigint DEFAULT 0 NOT NULL,
-	"body_len" bigint DEFAULT 0 NOT NULL
+	"title_terms" bigint DEFAULT 0 NOT NULL,
+	"tag_terms" bigint DEFAULT 0 NOT NULL,
+	"body_terms" bigint DEFAULT 0 NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE "search_vectors" (
+	"pk" bigint PRIMARY KEY NOT NULL,
+	"vector" text NOT NULL
 );
 --> statement-breakpoint
 CREATE TABLE "votes" (
@@ -82,4 +101,4 @@ CREATE INDEX "contributors_key_prefix" ON "contributors" USING btree ("key_prefi
 CREATE INDEX "email_outbox_pending" ON "email_outbox" USING btree ("next_attempt_at") WHERE sent_at IS NULL AND gave_up_at IS NULL;--> statement-breakpoint
 CREATE INDEX "email_outbox_contributor" ON "email_outbox" USING btree ("contributor_no");--> statement-breakpoint
 CREATE INDEX "posts_contributor_pk" ON "posts" USING btree ("contributor_no","pk");--> statement-breakpoint
-CREATE INDEX "posts_search" ON "posts" USING gin ("search");
+CREATE INDEX "search_postings_pk_term" ON "search_postings" USING btree ("pk","term");

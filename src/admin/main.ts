@@ -4,11 +4,11 @@
 // on the next request without any signal to the server.
 import { Database } from "bun:sqlite";
 import { chmodSync, copyFileSync, existsSync, mkdirSync, rmSync, statSync } from "node:fs";
-import { resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import { ConfigError, loadConfig } from "../config.ts";
 import { AppError } from "../core/errors.ts";
 import { Cairn } from "../core/service.ts";
-import { openStore, StoreNotFound } from "../store/index.ts";
+import { openStore, SIGNAL_CHECK_MS, StoreNotFound } from "../store/index.ts";
 import { databasePath } from "../store/sqlite/store.ts";
 import type { Store } from "../store/types.ts";
 
@@ -17,6 +17,9 @@ const HELP = `cairn admin — operator verbs on the data directory (DATA_DIR, de
   cairn admin provision --email E   create a contributor and print its new key once (JSON)
   cairn admin revoke N              refuse contributor N's key from the next request on
   cairn admin activate N            allow contributor N's key again
+  cairn admin contributors [--email E]
+                                    list contributors (number, e-mail, active, created_at, post_count);
+                                    with --email only that address (any case)
   cairn admin stats                 counts of contributors, notes, comments, votes, queued e-mail and web events
   cairn admin backup FILE           online, consistent copy of the database into FILE (new file)
   cairn admin restore FILE          put a backup in place as DATA_DIR/cairn.db (DATA_DIR must hold no
@@ -82,7 +85,7 @@ export async function runAdmin(args: string[]): Promise<number> {
     }
     throw error;
   }
-  const known = ["provision", "revoke", "activate", "stats", "backup", "restore"];
+  const known = ["provision", "revoke", "activate", "contributors", "stats", "backup", "restore"];
   if (!known.includes(verb)) {
     console.error(`cairn admin: unknown verb "${verb}"\n\n${HELP}`);
     return 2;
@@ -96,8 +99,14 @@ export async function runAdmin(args: string[]): Promise<number> {
   try {
     store = openStore(config, { mustExist: verb !== "provision" });
   } catch (error) {
-    if (!(error instanceof StoreNotFound)) throw error;
-    console.error(`cairn admin: ${error.message}`);
+    if (error instanceof StoreNotFound) {
+      console.error(`cairn admin: ${error.message}`);
+      return 1;
+    }
+    console.error(
+      `cairn admin: cannot open the database in ${config.dataDir} (${(error as Error).message}); ` +
+        "check --data-dir or DATA_DIR and that this user may write there",
+    );
     return 1;
   }
   try {
@@ -117,6 +126,7 @@ export async function runAdmin(args: string[]): Promise<number> {
           console.error(`cairn admin: no contributor ${number}`);
           return 1;
         }
+        await waitIfSignalFileChanged(store);
         print({ contributor_no: number, active });
         warnIfUnsignalled(store);
         return 0;
@@ -125,14 +135,51 @@ export async function runAdmin(args: string[]): Promise<number> {
         const file = rest[0];
         if (!file) throw new UsageError("give the backup file: `cairn admin backup /var/backups/cairn-2026-11-22.db`");
         if (existsSync(file)) throw new UsageError(`${file} exists already; backups never overwrite a file`);
+        const dir = dirname(resolve(file));
+        if (!existsSync(dir) || !statSync(dir).isDirectory()) {
+          console.error(`cairn admin: the directory ${dir} does not exist; create it first (mkdir -p ${dir}) or give a path inside an existing directory`);
+          return 1;
+        }
         const started = performance.now();
-        await store.backup(resolve(file));
+        try {
+          await store.backup(resolve(file));
+        } catch (error) {
+          console.error(
+            `cairn admin: the backup into ${resolve(file)} failed (${(error as Error).message}); check that this user may write in ${dir} and that the disk has room`,
+          );
+          return 1;
+        }
         chmodSync(file, 0o600); // it holds e-mail addresses and key digests
         print({ backup: resolve(file), bytes: statSync(file).size, ms: Math.round(performance.now() - started) });
         return 0;
       }
+      case "contributors": {
+        if (rest.length > 0) throw new UsageError("contributors takes no argument; filter with --email E");
+        print(
+          (await store.contributorList(flags.email)).map((c) => ({
+            contributor_no: c.contributorNo,
+            email: c.email,
+            active: c.active,
+            created_at: new Date(c.createdAt).toISOString(),
+            post_count: c.postCount,
+          })),
+        );
+        return 0;
+      }
       case "stats": {
-        print({ engine: store.engine, ...(await store.counts()), email_outbox: await store.outboxCounts(), web_events: await store.webEventCounts() });
+        // Keys in snake_case, like every JSON the API answers.
+        const counts = await store.counts();
+        const outbox = await store.outboxCounts();
+        print({
+          engine: store.engine,
+          contributors: counts.contributors,
+          active_contributors: counts.activeContributors,
+          notes: counts.notes,
+          comments: counts.comments,
+          votes: counts.votes,
+          email_outbox: { pending: outbox.pending, sent: outbox.sent, gave_up: outbox.gaveUp },
+          web_events: (await store.webEventCounts()).map((row) => ({ day: row.day, event: row.event, post_id: row.postId, count: row.count })),
+        });
         return 0;
       }
     }
@@ -160,6 +207,21 @@ function warnIfUnsignalled(store: Store): void {
   );
 }
 
+/**
+ * The key-generation file was missing when this command opened the store (it
+ * made a new one), or was replaced while it ran: a running server still maps
+ * the old file and did not see this bump. It maps the new file within
+ * SIGNAL_CHECK_MS and then forgets every key it remembered; waiting twice
+ * that keeps "revoked on the next request" true once this command returns.
+ */
+async function waitIfSignalFileChanged(store: Store): Promise<void> {
+  if (!store.keySignalUnsettled()) return;
+  console.error(
+    "cairn admin: DATA_DIR/key-generation was missing or replaced (it must not be removed while a server runs); a running server maps the new file within a second, waiting for it",
+  );
+  await Bun.sleep(2 * SIGNAL_CHECK_MS);
+}
+
 /** Copies a backup into an empty data directory after checking it is a sound Cairn database. */
 function restore(file: string | undefined, dataDir: string): number {
   if (!file) {
@@ -175,7 +237,14 @@ function restore(file: string | undefined, dataDir: string): number {
     console.error(`cairn admin: ${target} exists; restore into a new, empty data directory (never over a live database)`);
     return 1;
   }
-  const check = new Database(file, { readonly: true });
+  let check: Database;
+  try {
+    check = new Database(file, { readonly: true });
+    check.query("SELECT count(*) FROM sqlite_master").get();
+  } catch (error) {
+    console.error(`cairn admin: ${file} is not an SQLite database (${(error as Error).message}); give a file made by \`cairn admin backup\``);
+    return 1;
+  }
   try {
     const integrity = check.query<{ integrity_check: string }, []>("PRAGMA integrity_check").get()?.integrity_check;
     const hasPosts = check.query("SELECT 1 FROM sqlite_master WHERE name = 'posts'").get();
@@ -186,9 +255,14 @@ function restore(file: string | undefined, dataDir: string): number {
   } finally {
     check.close();
   }
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  copyFileSync(file, target);
-  chmodSync(target, 0o600);
+  try {
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    copyFileSync(file, target);
+    chmodSync(target, 0o600);
+  } catch (error) {
+    console.error(`cairn admin: cannot write ${target} (${(error as Error).message}); give a --data-dir this user may create and write`);
+    return 1;
+  }
   for (const suffix of ["-wal", "-shm"]) rmSync(target + suffix, { force: true });
   print({ restored: resolve(target), from: resolve(file) });
   return 0;

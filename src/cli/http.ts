@@ -12,6 +12,8 @@ export interface ApiResponse {
   status: number;
   body: Uint8Array;
   location: string | null;
+  /** The Retry-After header of a 429, in seconds as sent. */
+  retryAfter: string | null;
 }
 
 /** The server could not be reached (refused, DNS, timeout, cut off): exit code 3. */
@@ -36,7 +38,7 @@ export async function send(
       signal: AbortSignal.timeout(options.timeoutMs),
     });
     const body = new Uint8Array(await response.arrayBuffer());
-    return { status: response.status, body, location: response.headers.get("location") };
+    return { status: response.status, body, location: response.headers.get("location"), retryAfter: response.headers.get("retry-after") };
   } catch (error) {
     throw new UnreachableError(`cannot reach ${base}: ${reason(error, options.timeoutMs)}`);
   }

@@ -1,17 +1,16 @@
 // The thin client: builds one request from the command line, prints the server's
 // answer unchanged. Imports nothing from the server.
-import { version } from "../../package.json";
 import { parseArgs, UsageError } from "./args.ts";
 import { ConfigError, configPath, readConfig, saveConfig, type ConfigFile, type Env } from "./config.ts";
 import { send, UnreachableError } from "./http.ts";
+import { DEFAULT_TIMEOUT_MS, DEFAULT_URL, resolveKey, resolveTarget, timeoutMs, unreachableHint } from "./target.ts";
 import { flagName, GLOBAL_FLAGS, VERBS, type Input, type Verb } from "./verbs.ts";
-
-export const VERSION: string = version;
-const DEFAULT_URL = "http://127.0.0.1:8080";
-const DEFAULT_TIMEOUT_MS = 30_000;
+import { VERSION, versionLine } from "./version.ts";
 
 const VALUE_FLAGS = new Set(["url", ...VERBS.flatMap((verb) => Object.keys(verb.flags).map(flagName))]);
-const SWITCHES = new Set(["help", "version"]);
+/** Switches only some verbs take, by verb. */
+const VERB_SWITCHES: Record<string, string[]> = { register: ["force"] };
+const SWITCHES = new Set(["help", "version", ...Object.values(VERB_SWITCHES).flat()]);
 
 async function write(stream: "stdout" | "stderr", data: string | Uint8Array): Promise<void> {
   try {
@@ -56,8 +55,13 @@ usage: cairn <verb> [arguments] [flags]
 Client verbs (each makes one HTTP request):
 ${table(verbs)}
 
-Server verbs in the same binary:
-${table({ serve: "run the Cairn server", "admin …": "operator commands (run `cairn admin --help`)" })}
+Other verbs:
+${table({
+  mcp: "serve the API to an agent host as MCP tools over stdio (docs/mcp.md)",
+  version: "print the version and build commit",
+  serve: "run the Cairn server (same binary)",
+  "admin …": "operator commands (run `cairn admin --help`)",
+})}
 
 Flags (before or after arguments; --flag value or --flag=value; -- ends flags):
 ${table({ ...GLOBAL_FLAGS, "--json JSON": "a request body, sent unchanged (verbs that send one)" })}
@@ -67,7 +71,7 @@ this client does not know still reach the server.
 
 Environment:
 ${table({
-  CAIRN_URL: `server base URL when --url is not given (default ${DEFAULT_URL})`,
+  CAIRN_URL: `server base URL when --url is not given (default ${DEFAULT_URL}; a trailing /v1 is dropped)`,
   CAIRN_API_KEY: "the API key (else the config file's api_key)",
   CAIRN_TIMEOUT_MS: `request timeout in milliseconds (default ${DEFAULT_TIMEOUT_MS})`,
   XDG_CONFIG_HOME: "where the config file lives (default ~/.config)",
@@ -104,37 +108,11 @@ ${verb.examples.map((example) => `  ${example}`).join("\n")}
 `;
 }
 
-function baseUrl(flag: string | undefined, env: Env, config: () => ConfigFile): string {
-  const [raw, source] =
-    flag !== undefined
-      ? [flag, "--url"]
-      : env.CAIRN_URL?.trim()
-        ? [env.CAIRN_URL.trim(), "CAIRN_URL"]
-        : typeof config().url === "string" && (config().url as string).trim()
-          ? [(config().url as string).trim(), "the config file's url"]
-          : [DEFAULT_URL, "the default"];
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new UsageError(`${source} is not a URL: "${raw}"`);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new UsageError(`${source} must start with http:// or https://`);
-  return raw.replace(/\/+$/, "");
-}
-
-function timeoutMs(env: Env): number {
-  const raw = env.CAIRN_TIMEOUT_MS?.trim();
-  if (!raw) return DEFAULT_TIMEOUT_MS;
-  if (!/^\d+$/.test(raw) || Number(raw) === 0) throw new UsageError(`CAIRN_TIMEOUT_MS must be a positive whole number, got "${raw}"`);
-  return Number(raw);
-}
-
 async function run(argv: string[], env: Env): Promise<number> {
   const parsed = parseArgs(argv, VALUE_FLAGS, SWITCHES);
   const [name, ...args] = parsed.positionals;
-  if (parsed.switches.has("version")) {
-    await write("stdout", `cairn ${VERSION}\n`);
+  if (parsed.switches.has("version") || (name === "version" && args.length === 0)) {
+    await write("stdout", versionLine());
     return 0;
   }
   if (name === undefined) {
@@ -165,6 +143,9 @@ async function run(argv: string[], env: Env): Promise<number> {
   for (const flag of parsed.values.keys()) {
     if (!allowed.has(flag)) throw new UsageError(`${verb.name} does not take --${flag}`, verb.name);
   }
+  for (const flag of parsed.switches) {
+    if (flag !== "help" && !(VERB_SWITCHES[verb.name] ?? []).includes(flag)) throw new UsageError(`${verb.name} does not take --${flag}`, verb.name);
+  }
   const [min, max] = verb.arity;
   if (args.length < min) throw new UsageError("missing argument", verb.name);
   if (args.length > max) throw new UsageError(`unexpected argument "${args[max]}"`, verb.name);
@@ -182,17 +163,32 @@ async function run(argv: string[], env: Env): Promise<number> {
   const path = configPath(env);
   let cached: ConfigFile | undefined;
   const config = () => (cached ??= readConfig(path));
-  const base = baseUrl(input.one("url"), env, config);
+  const target = resolveTarget(input.one("url"), env, config);
+  const base = target.base;
   const timeout = timeoutMs(env);
   const request = await verb.build(input);
-  let key: string | undefined;
-  if (verb.auth) {
-    const stored = config().api_key;
-    key = env.CAIRN_API_KEY?.trim() || (typeof stored === "string" && stored.trim() ? stored.trim() : undefined);
+  const key = verb.auth ? resolveKey(env, config) : undefined;
+  if (verb.name === "register") {
+    // An unusable config file must stop us before a one-time key is issued, and
+    // so must a saved key: replacing it would orphan the notes written with it
+    // (only their author's key can delete them).
+    const saved = config().api_key;
+    if (typeof saved === "string" && saved.trim() && !parsed.switches.has("force")) {
+      throw new UsageError(
+        `${path} already holds an API key; registering again would replace it, and the notes written with it could no longer be deleted. ` +
+          "Keep it (nothing to do), use another XDG_CONFIG_HOME, or add --force to replace it (save the old key first)",
+        verb.name,
+      );
+    }
   }
-  if (verb.name === "register") config(); // an unusable config file must stop us before a one-time key is issued
 
-  const response = await send(base, request, { key, timeoutMs: timeout, userAgent: `cairn-cli/${VERSION}` });
+  let response;
+  try {
+    response = await send(base, request, { key, timeoutMs: timeout, userAgent: `cairn-cli/${VERSION}` });
+  } catch (error) {
+    if (error instanceof UnreachableError) throw new UnreachableError(`${error.message}; ${unreachableHint(target)}`);
+    throw error;
+  }
   const out = new Uint8Array(response.body.length + 1);
   out.set(response.body);
   out[response.body.length] = 0x0a;

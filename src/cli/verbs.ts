@@ -79,10 +79,15 @@ export const VERBS: Verb[] = [
     sends: 'POST /v1/register {"email": <email>} (no key sent)',
     details:
       "On success the server's answer (with the one-time api_key) is printed, and the base URL and " +
-      "key are written to the config file (mode 0600), replacing any key stored there before. " +
+      "key are written to the config file (mode 0600). When the file already holds a key, nothing is sent " +
+      "unless --force is given: the new key would replace it, and notes written with the old key could no longer be deleted. " +
       "Instead of <email>, a whole body may be given with --json or on stdin.",
     flags: { [JSON_FLAG]: JSON_HELP },
-    examples: ["cairn register me@example.com", "cairn --url https://cairn.example.com register me@example.com"],
+    examples: [
+      "cairn register me@example.com",
+      "cairn --url https://cairn.example.com register me@example.com",
+      "cairn register other@example.com --force   # replaces the saved key",
+    ],
     auth: false,
     arity: [0, 1],
     async build(input) {
@@ -256,7 +261,7 @@ export const VERBS: Verb[] = [
 export const GLOBAL_FLAGS: Record<string, string> = {
   "--url U": "the server's base URL (else CAIRN_URL, else the config file)",
   "--help, -h": "show help",
-  "--version": "show the client's version",
+  "--version": "show the client's version and build commit (also `cairn version`)",
 };
 
 export function flagName(spec: string): string {

@@ -6,6 +6,14 @@ export type BreakerName = "posts" | "comments" | "votes" | "searches" | "registr
 
 const HOUR_MS = 3_600_000;
 
+/**
+ * Distinct subjects counted per hour at most (a few MB). Past it, new
+ * subjects share one count per breaker: under a flood of fresh addresses the
+ * newcomers are limited together, and memory stays bounded.
+ */
+export const MAX_SUBJECTS = 100_000;
+const OVERFLOW = "(overflow)";
+
 const MESSAGES: Record<BreakerName, string> = {
   posts: "Too many notes this hour",
   comments: "Too many comments this hour",
@@ -22,7 +30,13 @@ export class Breakers {
   constructor(
     private readonly limits: Record<BreakerName, number>,
     private readonly now: () => number = Date.now,
+    private readonly maxSubjects = MAX_SUBJECTS,
   ) {}
+
+  /** Subjects counted this hour (bounded by maxSubjects, plus one overflow count per breaker). */
+  get subjects(): number {
+    return this.counts.size;
+  }
 
   private roll(): number {
     const now = this.now();
@@ -43,7 +57,8 @@ export class Breakers {
     const limit = this.limits[name];
     if (limit === 0) return;
     const now = this.roll();
-    const key = `${name}:${subject}`;
+    let key = `${name}:${subject}`;
+    if (this.counts.size >= this.maxSubjects && !this.counts.has(key)) key = `${name}:${OVERFLOW}`;
     const count = this.counts.get(key) ?? 0;
     if (count >= limit) {
       const seconds = this.secondsToReset(now);

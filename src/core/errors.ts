@@ -19,6 +19,8 @@ export class AppError extends Error {
     message: string,
     /** Seconds until a tripped breaker resets (rate_limited only). */
     readonly retryAfter?: number,
+    /** The existing note a duplicate repeats (duplicate_post only): sent as `error.post_id`. */
+    readonly postId?: string,
   ) {
     super(message);
     this.name = "AppError";
@@ -30,7 +32,7 @@ export const invalid = (message: string) => new AppError("invalid_request", mess
 export const unauthorized = () =>
   new AppError(
     "unauthorized",
-    "Send your API key as `Authorization: Bearer <api_key>`. No key yet? Register with POST /v1/register (or `cairn register <email>`); a revoked key cannot be restored, ask the operator.",
+    "Send your API key as `Authorization: Bearer <api_key>`. No key yet? Register with POST /v1/register (or `cairn register <email>`). A key the operator revoked stays refused until the operator activates it again: ask them.",
   );
 
 export const noteNotFound = () =>

@@ -10,12 +10,18 @@ export const LIMITS = {
   tagsMax: 8,
   tagMax: 32,
   commentMax: 5_000,
+  /** Comments in one GET …/comments answer at most (the newest; `count` is the true total): ≤ 100 × 5,000 characters. */
+  commentsListed: 100,
   queryMax: 500,
   requestBytes: 64 * 1024,
   webEventBytes: 1024,
 } as const;
 
 export const TAG_PATTERN = /^[a-z0-9][a-z0-9._+#-]*$/;
+
+// Characters that show nothing on their own: format (zero-width, bidi controls),
+// separators, controls, combining marks, and the blank fillers of Hangul and Braille.
+const INVISIBLE = /^[\p{Cf}\p{Z}\p{Cc}\p{M}\s\u115F\u1160\u3164\uFFA0\u2800]*$/u;
 
 function lengthBetween(field: string, value: string, min: number, max: number, trimmed: boolean): string {
   const length = codePointLength(value);
@@ -60,14 +66,20 @@ export interface NoteInput {
   tags: string[];
 }
 
+/** A title or text made only of invisible characters reads as empty and is refused as such. */
+function visible(field: string, value: string): string {
+  if (INVISIBLE.test(value)) throw invalid(`\`${field}\` must hold at least one visible character; it has only spaces or invisible ones (zero-width, direction marks).`);
+  return value;
+}
+
 export function normaliseNote(input: { title: string; body: string; tags?: string[] }): NoteInput {
-  const title = lengthBetween("title", input.title.trim(), 1, LIMITS.titleMax, true);
-  const body = lengthBetween("body", input.body.trim(), 1, LIMITS.bodyMax, true);
+  const title = visible("title", lengthBetween("title", input.title.trim(), 1, LIMITS.titleMax, true));
+  const body = visible("body", lengthBetween("body", input.body.trim(), 1, LIMITS.bodyMax, true));
   return { title, body, tags: normaliseTags(input.tags) };
 }
 
 export function normaliseComment(body: string): string {
-  return lengthBetween("body", body.trim(), 1, LIMITS.commentMax, true);
+  return visible("body", lengthBetween("body", body.trim(), 1, LIMITS.commentMax, true));
 }
 
 export function normaliseQuery(query: string): string {
@@ -77,7 +89,8 @@ export function normaliseQuery(query: string): string {
 
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export function parseNoteId(id: string): string {
-  if (!UUID_PATTERN.test(id)) throw invalid("The note id in the path must be a UUID like 0193b2c4-6e3a-7b10-8c2d-1f2e3d4c5b6a.");
+/** `where` names the note id's place in the request, for the message. */
+export function parseNoteId(id: string, where = "The note id in the path"): string {
+  if (!UUID_PATTERN.test(id)) throw invalid(`${where} must be a UUID like 0193b2c4-6e3a-7b10-8c2d-1f2e3d4c5b6a.`);
   return id.toLowerCase();
 }

@@ -1,13 +1,14 @@
 // Cairn's rules, independent of HTTP and SQL: every route calls one method here.
 import type { Config } from "../config.ts";
 import type { Store } from "../store/types.ts";
+import { AddressThrottle } from "./address-throttle.ts";
 import { Breakers } from "./breakers.ts";
 import { AppError, invalid, noteNotFound, unauthorized } from "./errors.ts";
 import { uuidv7 } from "./ids.ts";
 import { bearerToken, digestKeyText, digestsEqual, keyPrefix, looksLikeKey, mintKey } from "./keys.ts";
 import { KnownKeys } from "./known-keys.ts";
-import { normaliseComment, normaliseEmail, normaliseNote, normaliseQuery, parseNoteId } from "./limits.ts";
-import { searchPlan } from "./search.ts";
+import { LIMITS, normaliseComment, normaliseEmail, normaliseNote, normaliseQuery, parseNoteId } from "./limits.ts";
+import { searchRequest } from "./search/query.ts";
 import { commentView, iso, noteView, searchResultView } from "./views.ts";
 import { voteDirection, voteValue, type VoteDirection } from "./votes.ts";
 
@@ -25,6 +26,7 @@ const sameTags = (a: string[], b: string[]) => {
 export class Cairn {
   readonly breakers: Breakers;
   private readonly knownKeys = new KnownKeys();
+  private readonly welcomeMails: AddressThrottle;
 
   constructor(
     private readonly store: Store,
@@ -43,6 +45,7 @@ export class Cairn {
       },
       now,
     );
+    this.welcomeMails = new AddressThrottle(config.welcomeMailsPerAddressPerDay, now);
   }
 
   /**
@@ -95,6 +98,7 @@ export class Cairn {
     }
     const address = normaliseEmail(email);
     this.breakers.hit("registrations", clientIp);
+    if (this.config.emailEnabled) this.welcomeMails.hit(address);
     // With EMAIL_ENABLED=1 the welcome mail is queued in the same transaction
     // (a durable outbox row); the sender in src/mail delivers it later.
     return this.createContributor(address, this.config.emailEnabled);
@@ -140,7 +144,7 @@ export class Cairn {
       created_at: iso(summary.createdAt),
       post_count: summary.postCount,
       last_posted_at: recent.length > 0 ? iso(recent[0].createdAt) : null,
-      recent_posts: recent.map((post) => ({ title: post.title, created_at: iso(post.createdAt) })),
+      recent_posts: recent.map((post) => ({ id: post.id, title: post.title, created_at: iso(post.createdAt) })),
       search: this.searchAvailability(contributorNo),
     };
   }
@@ -152,10 +156,12 @@ export class Cairn {
       { id: uuidv7(), contributorNo, ...note, createdAt: this.now() },
       (latest) => latest.title === note.title && latest.body === note.body && sameTags(latest.tags, note.tags),
     );
-    if (created === "duplicate") {
+    if ("duplicateOf" in created) {
       throw new AppError(
         "duplicate_post",
-        "This note is identical to your last note; skipped; do not retry. Change the title, body or tags to post a new note.",
+        "This note is identical to your last note; skipped; do not retry. Its id is in `post_id`. Change the title, body or tags to post a new note.",
+        undefined,
+        created.duplicateOf,
       );
     }
     return noteView(created);
@@ -179,9 +185,9 @@ export class Cairn {
 
   async comments(rawId: string) {
     const id = parseNoteId(rawId);
-    const list = await this.store.listComments(id);
+    const list = await this.store.listComments(id, LIMITS.commentsListed);
     if (!list) throw noteNotFound();
-    return { post_id: id, count: list.length, comments: list.map(commentView) };
+    return { post_id: id, count: list.total, comments: list.comments.map(commentView) };
   }
 
   async addComment(contributorNo: number, rawId: string, rawBody: string) {
@@ -210,8 +216,8 @@ export class Cairn {
       throw new AppError("unavailable", "Search is switched off on this instance; fetch notes by id instead.");
     }
     this.breakers.hit("searches", contributorNo);
-    const plan = searchPlan(query, this.config.searchResults);
-    const notes = plan.expressions.length > 0 ? await this.store.search(plan) : [];
+    const request = searchRequest(query, this.config.searchResults);
+    const notes = request.words.length > 0 ? await this.store.search(request) : [];
     return { query, results: notes.map((note) => searchResultView(note, this.config.snipChars)) };
   }
 
@@ -223,7 +229,7 @@ export class Cairn {
     if (!(WEB_EVENTS as readonly string[]).includes(event)) {
       throw invalid(`\`event\` must be one of ${WEB_EVENTS.join(", ")}.`);
     }
-    const postId = rawPostId === undefined ? null : parseNoteId(rawPostId);
+    const postId = rawPostId === undefined ? null : parseNoteId(rawPostId, "`post_id`");
     this.breakers.hit("webEvents", clientIp);
     // Per-note counters only for page views of notes that exist: random ids
     // must not grow the table.

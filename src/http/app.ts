@@ -4,19 +4,23 @@ import { ValueErrorType } from "@sinclair/typebox/errors";
 import { Elysia, ElysiaCustomStatusResponse, ValidationError } from "elysia";
 import packageJson from "../../package.json";
 import type { Config } from "../config.ts";
+import { addressSubject } from "../core/addresses.ts";
 import { AppError, invalid } from "../core/errors.ts";
+import { LIMITS } from "../core/limits.ts";
 import { KEY_MARKER } from "../core/keys.ts";
 import type { Cairn } from "../core/service.ts";
 import type { Store } from "../store/types.ts";
 import { bodyLimitFor, readJsonBody } from "./body.ts";
-import { errorResponse, internalError, routeNotFound } from "./errors.ts";
+import { errorResponse, internalError, routeNotFound, STATUS } from "./errors.ts";
 import type { Logger } from "./log.ts";
 import * as S from "./schemas.ts";
 import { docsResponse } from "../web/docs-page.ts";
+import { installResponse } from "../web/install-page.ts";
 import { landingResponse } from "../web/landing.ts";
-import { notePageResponse, wantsHtml } from "../web/note-page.ts";
+import { missingNotePageResponse, notePageResponse } from "../web/note-page.ts";
 import { noteResponse } from "./note-body.ts";
 import { openApiDocument, type OpenApiDocument } from "./openapi.ts";
+import { originOf, pathOf, prefersHtml } from "./request-parts.ts";
 
 interface RequestMeta {
   id: string;
@@ -35,6 +39,9 @@ const PUBLIC_NOTE_HEADERS = { "cache-control": "public, max-age=60", vary: "Acce
 
 /** A caller's (or proxy's) request id is kept only when it is short and plain. */
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{8,64}$/;
+
+/** Shown in the landing page's commands when neither PUBLIC_BASE_URL nor a plausible Host names the instance. */
+const PLACEHOLDER_URL = "https://cairn.example.org";
 
 export const VERSION: string = packageJson.version;
 
@@ -86,14 +93,18 @@ function validationToAppError(error: ValidationError, path: string): AppError {
   return invalid(expected ? `\`${field}\` must be ${expected}.` : `\`${field}\` is invalid: ${first.message}.`);
 }
 
+/** The per-address breakers' subject for this request: the client's IPv4 address or IPv6 /64 (see src/core/addresses.ts). */
 export function clientIp(request: Request, server: { requestIP(r: Request): { address: string } | null } | null, trustProxy: boolean): string {
   if (trustProxy) {
     // The proxy in front appends the address it saw; the last entry is the one we can trust.
+    // One that is not an IP address is no subject: the request counts as the proxy's own.
     const forwarded = request.headers.get("x-forwarded-for");
-    const last = forwarded?.split(",").pop()?.trim();
-    if (last) return last;
+    const last = forwarded?.slice(forwarded.lastIndexOf(",") + 1);
+    const subject = last ? addressSubject(last) : null;
+    if (subject) return subject;
   }
-  return server?.requestIP(request)?.address ?? "unknown";
+  const peer = server?.requestIP(request)?.address;
+  return (peer && addressSubject(peer)) ?? "unknown";
 }
 
 export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
@@ -104,28 +115,29 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
       return { contributorNo: cairn.rememberedContributor(authorization) ?? (await cairn.authenticate(authorization)) };
     })
     .get("/v1/me", ({ contributorNo }) => cairn.me(contributorNo), {
-      response: { 200: S.MeResponse, ...S.keyedErrors },
+      response: { 200: S.MeResponse, 401: S.ErrorBody, 500: S.ErrorBody, 503: S.ErrorBody },
       detail: { summary: "Your contributor state", tags: ["contributor"] },
     })
     .post("/v1/posts", ({ contributorNo, body, status }) => cairn.createNote(contributorNo, body).then((note) => status(201, note)), {
       body: S.NoteRequest,
-      response: { 201: S.Note, 409: S.ErrorBody, ...S.keyedErrors },
+      response: { 201: S.Note, 409: S.DuplicateErrorBody, ...S.keyedErrors },
       detail: { summary: "Create a note", tags: ["notes"] },
     })
     .get("/v1/posts/:post_id", async ({ params, set }): Promise<Response> => noteResponse(await cairn.getNote(params.post_id), set), {
       params: S.IdParams,
-      response: { 200: S.Note, 404: S.ErrorBody, ...S.keyedErrors },
+      response: { 200: S.Note, 404: S.ErrorBody, ...S.keyedReadErrors },
       detail: { summary: "Fetch one note in full", tags: ["notes"] },
     })
     .delete("/v1/posts/:post_id", ({ contributorNo, params }) => cairn.deleteNote(contributorNo, params.post_id), {
       params: S.IdParams,
-      response: { 200: S.DeleteResponse, 403: S.ErrorBody, 404: S.ErrorBody, ...S.keyedErrors },
+      // A DELETE may carry a body, and Elysia reads it: 413/415 can happen here.
+      response: { 200: S.DeleteResponse, 403: S.ErrorBody, 404: S.ErrorBody, 413: S.ErrorBody, 415: S.ErrorBody, ...S.keyedReadErrors },
       detail: { summary: "Delete your own note (hard delete)", tags: ["notes"] },
     })
     .get("/v1/posts/:post_id/comments", ({ params }) => cairn.comments(params.post_id), {
       params: S.IdParams,
-      response: { 200: S.CommentsResponse, 404: S.ErrorBody, ...S.keyedErrors },
-      detail: { summary: "Comments of a note, oldest first", tags: ["comments"] },
+      response: { 200: S.CommentsResponse, 404: S.ErrorBody, ...S.keyedReadErrors },
+      detail: { summary: `Comments of a note: the newest ${LIMITS.commentsListed}, oldest first, and the true count`, tags: ["comments"] },
     })
     .post(
       "/v1/posts/:post_id/comments",
@@ -180,6 +192,8 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
       meta = { id, started: performance.now() };
       requests.set(request, meta);
       set.headers["x-request-id"] = id;
+      // Every answer is JSON or a page that says its type: no browser may guess another.
+      set.headers["x-content-type-options"] = "nosniff";
     }
     return meta;
   };
@@ -191,7 +205,7 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
     // Content-Length, before any byte is read.
     .onParse(({ request, set }) => {
       metaOf(request, set);
-      return readJsonBody(request, bodyLimitFor(new URL(request.url).pathname));
+      return readJsonBody(request, bodyLimitFor(pathOf(request.url)));
     })
     // A function, not an arrow: minified, `=>{m(` reads as async to Elysia.
     .onTransform({ as: "global" }, function startRequest({ request, set }) {
@@ -243,13 +257,12 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
       "/v1/public/posts/:post_id",
       // The HTML page is a plain Response beside the typed JSON answer.
       async ({ params, request, set }): Promise<Response> => {
-        const note = await cairn.publicNote(params.post_id);
-        if (wantsHtml(request.headers.get("accept"))) return notePageResponse(note);
-        return noteResponse(note, set, PUBLIC_NOTE_HEADERS);
+        if (prefersHtml(request.headers.get("accept"))) return notePage(params.post_id, request);
+        return noteResponse(await cairn.publicNote(params.post_id), set, PUBLIC_NOTE_HEADERS);
       },
       {
         params: S.IdParams,
-        response: { 200: S.Note, 404: S.ErrorBody, ...S.publicErrors },
+        response: { 200: S.Note, 404: S.ErrorBody, ...S.publicReadErrors },
         detail: { summary: "One note by exact id, no key", tags: ["public"] },
       },
     )
@@ -263,8 +276,11 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
         detail: { summary: "Count a page event (daily counters only)", tags: ["public"] },
       },
     )
-    .get("/", ({ request }): Response => landingResponse({ baseUrl: baseUrl(request), registrationOpen: config.registration === "open", version: VERSION }), {
+    .get("/", ({ request }): Response => landingResponse({ baseUrl: baseUrl(request), registrationOpen: config.registration === "open", version: VERSION, sourceUrl: config.sourceUrl }), {
       detail: { summary: "Landing page (HTML): what this instance is, how to get the CLI and a key", tags: ["pages"] },
+    })
+    .get("/install", (): Response => installResponse(), {
+      detail: { summary: "Install guide (HTML): download, verify and install the cairn binary, or build it", tags: ["pages"] },
     })
     .get("/docs", (): Response => docsResponse(document()), {
       detail: { summary: "API reference (HTML) rendered from the OpenAPI document", tags: ["pages"] },
@@ -294,9 +310,24 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
     return errorResponse(internalError(requestId));
   }
 
+  /** The note and its comments as a page; a missing note is a small HTML page with the same status as the JSON answer. */
+  async function notePage(id: string, request: Request): Promise<Response> {
+    try {
+      const note = await cairn.publicNote(id);
+      const { comments } = await cairn.comments(id);
+      return notePageResponse(note, comments, `${baseUrl(request)}/v1/public/posts/${note.id}`);
+    } catch (error) {
+      if (error instanceof AppError && (error.code === "not_found" || error.code === "invalid_request")) {
+        return missingNotePageResponse(STATUS[error.code], error.message);
+      }
+      throw error;
+    }
+  }
+
   // Built on first use, once every route is registered.
   let cached: OpenApiDocument | undefined;
   const document = (): OpenApiDocument => (cached ??= openApiDocument(app, { version: VERSION, baseUrl: config.publicBaseUrl }));
-  const baseUrl = (request: Request) => config.publicBaseUrl ?? new URL(request.url).origin;
+  // Without PUBLIC_BASE_URL the Host header names the instance, but only a plausible one is printed.
+  const baseUrl = (request: Request) => config.publicBaseUrl ?? originOf(request) ?? PLACEHOLDER_URL;
   return app;
 }

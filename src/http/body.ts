@@ -50,11 +50,32 @@ export async function readJsonBody(request: Request, limit: number): Promise<unk
   if (nestingDepth(text) > MAX_DEPTH) {
     throw invalid(`The request body is nested more than ${MAX_DEPTH} levels deep; send a flat JSON object.`);
   }
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch {
     throw invalid("The request body is not valid JSON. Send one JSON object, e.g. {\"title\": \"…\", \"body\": \"…\"}.");
   }
+  dropCoercionTraps(value);
+  return value;
+}
+
+/**
+ * Removes `toString` and `valueOf` fields, at any depth: unknown fields are
+ * ignored anyway, and an object whose toString is a string cannot be turned
+ * into text, which made Elysia's validation error itself throw, a 500
+ * (found by the property test: {"post_id": {"toString": ""}}).
+ */
+function dropCoercionTraps(value: unknown): void {
+  if (value === null || typeof value !== "object") return;
+  if (Array.isArray(value)) {
+    for (const item of value) dropCoercionTraps(item);
+    return;
+  }
+  const record = value as Record<string, unknown>;
+  if (Object.hasOwn(record, "toString")) Reflect.deleteProperty(record, "toString");
+  if (Object.hasOwn(record, "valueOf")) Reflect.deleteProperty(record, "valueOf");
+  for (const key in record) dropCoercionTraps(record[key]);
 }
 
 /** No request of the contract nests beyond 3 levels; deep bodies are refused before parsing. */

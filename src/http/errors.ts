@@ -16,15 +16,15 @@ export const STATUS: Record<ErrorCode, number> = {
 
 const JSON_TYPE = "application/json";
 
-export function errorBody(code: ErrorCode, message: string) {
-  return { error: { code, message } };
+export function errorBody(code: ErrorCode, message: string, postId?: string) {
+  return { error: postId === undefined ? { code, message } : { code, message, post_id: postId } };
 }
 
 export function errorResponse(error: AppError): Response {
   const headers: Record<string, string> = { "content-type": JSON_TYPE };
   if (error.code === "unauthorized") headers["www-authenticate"] = 'Bearer realm="cairn"';
   if (error.code === "rate_limited" && error.retryAfter !== undefined) headers["retry-after"] = String(error.retryAfter);
-  return new Response(JSON.stringify(errorBody(error.code, error.message)), { status: STATUS[error.code], headers });
+  return new Response(JSON.stringify(errorBody(error.code, error.message, error.postId)), { status: STATUS[error.code], headers });
 }
 
 export const routeNotFound = () =>

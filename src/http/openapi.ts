@@ -45,6 +45,7 @@ export function openApiDocument(app: AnyElysia, info: { version: string; baseUrl
   const get = (path: string) => generated.paths[path]?.get;
   if (get("/")) get("/").responses = { 200: html("The landing page") };
   if (get("/docs")) get("/docs").responses = { 200: html("The API reference page") };
+  if (get("/install")) get("/install").responses = { 200: html("The install guide (docs/install.md)") };
   if (get("/v1/openapi.json")) {
     get("/v1/openapi.json").responses = { 200: { description: "This document", content: { "application/json": { schema: { type: "object" } } } } };
   }

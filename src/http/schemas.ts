@@ -25,6 +25,17 @@ export const ErrorBody = t.Object(
   { description: "Every error has this shape" },
 );
 
+export const DuplicateErrorBody = t.Object(
+  {
+    error: t.Object({
+      code: t.Literal("duplicate_post"),
+      message: t.String({ description: "What to do next" }),
+      post_id: NoteId,
+    }),
+  },
+  { description: "The note repeats the caller's latest note; nothing was stored. `post_id` names that existing note." },
+);
+
 /** A request body: unknown fields are ignored, so newer clients never break an older server. */
 const RequestBody = <P extends Parameters<typeof t.Object>[0]>(properties: P) =>
   t.Object(properties, { additionalProperties: true });
@@ -82,13 +93,19 @@ export const MeResponse = t.Object({
   created_at: Timestamp,
   post_count: Int(),
   last_posted_at: t.Union([Timestamp, t.Null()]),
-  recent_posts: t.Array(t.Object({ title: t.String(), created_at: Timestamp })),
+  recent_posts: t.Array(t.Object({ id: NoteId, title: t.String(), created_at: Timestamp }), { description: "Up to 5, newest first" }),
   search: t.Object({ available: t.Boolean(), note: t.String() }),
 });
 
 const Comment = t.Object({ contributor_no: Int(), body: t.String(), created_at: Timestamp });
 
-export const CommentsResponse = t.Object({ post_id: NoteId, count: Int(), comments: t.Array(Comment) });
+export const CommentsResponse = t.Object({
+  post_id: NoteId,
+  count: Int({ description: "How many comments the note has in all (may exceed the comments listed)" }),
+  comments: t.Array(Comment, {
+    description: `The newest ${LIMITS.commentsListed} comments at most, oldest first; when \`count\` is larger, the older ones are not listed`,
+  }),
+});
 
 export const CommentRequest = RequestBody({ body: t.String({ description: `1 to ${LIMITS.commentMax} characters after trimming` }) });
 
@@ -131,6 +148,21 @@ export const keyedErrors = {
   413: ErrorBody,
   415: ErrorBody,
   429: ErrorBody,
+  500: ErrorBody,
+  503: ErrorBody,
+};
+
+/** Error responses of keyed routes without a body and without a breaker: no 413/415, no 429. */
+export const keyedReadErrors = {
+  400: ErrorBody,
+  401: ErrorBody,
+  500: ErrorBody,
+  503: ErrorBody,
+};
+
+/** Error responses of public GET routes with an id. */
+export const publicReadErrors = {
+  400: ErrorBody,
   500: ErrorBody,
   503: ErrorBody,
 };

@@ -2,7 +2,8 @@
 import { ConfigError, loadConfig } from "../config.ts";
 import { Cairn } from "../core/service.ts";
 import { createMailer } from "../mail/index.ts";
-import { openStore, storeLocation } from "../store/index.ts";
+import { openStore, SIGNAL_CHECK_MS, storeLocation } from "../store/index.ts";
+import type { Store } from "../store/types.ts";
 import { createApp } from "./app.ts";
 import { createLogger } from "./log.ts";
 
@@ -13,7 +14,9 @@ const HELP = `cairn serve — run the Cairn server
 Settings come from the environment (see README): PORT (8080), HOST (127.0.0.1),
 DATA_DIR (./data), DATABASE_URL (postgres://… selects PostgreSQL instead of the
 SQLite file in DATA_DIR; docs/deploy.md), DATABASE_POOL_SIZE (10), REGISTRATION (open|closed), SEARCH_RESULTS, SNIP_CHARS,
-TRUST_PROXY, LOG_LEVEL, DURABILITY (normal|full), SHUTDOWN_GRACE_MS, the
+PUBLIC_BASE_URL, SOURCE_URL (the source's web address, linked from the landing page),
+TRUST_PROXY, LOG_LEVEL, DURABILITY (normal|full), SHUTDOWN_GRACE_MS,
+NOTE_CACHE_MB, WELCOME_MAILS_PER_ADDRESS_PER_DAY, the
 *_PER_HOUR breakers, and the welcome e-mail: EMAIL_ENABLED (0), SMTP_URL,
 EMAIL_FROM, EMAIL_RETRY_BASE_MS, EMAIL_RETRY_MAX_MS (docs/email.md).
 Flags mirror the most common ones: --port N, --host H, --data-dir D,
@@ -52,14 +55,49 @@ export async function runServe(args: string[]): Promise<number> {
   const log = createLogger(config.logLevel);
   let accepting = false;
 
-  const store = openStore(config);
-  await store.migrate();
+  let store: Store;
+  try {
+    store = openStore(config);
+    await store.migrate();
+  } catch (error) {
+    console.error(
+      config.databaseUrl !== null
+        ? `cairn serve: cannot open the PostgreSQL database (${(error as Error).message}). Check DATABASE_URL or --database-url and that the server answers.`
+        : `cairn serve: cannot open the database in ${config.dataDir} (${(error as Error).message}). ` +
+            "Give a directory this user can write with --data-dir or DATA_DIR, or fix its permissions.",
+    );
+    return 1;
+  }
+  // A signal file removed or replaced under a running server would leave it
+  // deaf to revokes and other servers' note changes: map the new one, say so.
+  const signalCheck = setInterval(() => {
+    for (const path of store.remapReplacedSignals()) {
+      log.warn("a change-signal file was removed or replaced while running; mapped the new one and forgot what it remembered", { path });
+    }
+  }, SIGNAL_CHECK_MS);
+  signalCheck.unref();
   if (store.keySignalOffReason !== null) {
     log.warn("API keys are read from the database on every request (slower): the key-change signal is unavailable", { reason: store.keySignalOffReason });
   }
+  if (store.noteSignalOffReason !== null) {
+    log.warn("notes are read from the database on every request (slower): the note-change signal is unavailable", { reason: store.noteSignalOffReason });
+  }
   const cairn = new Cairn(store, config);
   const app = createApp({ cairn, store, config, log, isAccepting: () => accepting });
-  app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: 16 * 1024 * 1024 });
+  try {
+    // reusePort off: Elysia turns it on, and then a second server on the same
+    // port starts too and the kernel splits requests between two databases.
+    app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: 16 * 1024 * 1024, reusePort: false });
+  } catch (error) {
+    const inUse = (error as NodeJS.ErrnoException).code === "EADDRINUSE";
+    console.error(
+      inUse
+        ? `cairn serve: ${config.host}:${config.port} is already in use (another Cairn server?). Stop that process or choose another port with --port or PORT.`
+        : `cairn serve: cannot listen on ${config.host}:${config.port}: ${(error as Error).message}`,
+    );
+    await store.close();
+    return 1;
+  }
   const server = app.server!;
   accepting = true;
   log.notice("listening", { url: `http://${server.hostname}:${server.port}`, ...storeLocation(config) });
@@ -83,6 +121,7 @@ export async function runServe(args: string[]): Promise<number> {
       await server.stop(true);
     }
     await mailer?.stop();
+    clearInterval(signalCheck);
     await store.close();
     log.notice("stopped");
     log.flush();

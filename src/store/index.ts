@@ -7,17 +7,23 @@ import { existsSync } from "node:fs";
 
 export class StoreNotFound extends Error {}
 
+/** How often a server calls Store.remapReplacedSignals. */
+export { SIGNAL_CHECK_MS } from "./sqlite/change-signal.ts";
+
 /**
  * The configured Store: PostgreSQL when DATABASE_URL is set, else the SQLite
  * file in DATA_DIR. With `mustExist`, a SQLite file that is not there yet is
  * an error (StoreNotFound) instead of a new, empty database.
  */
-export function openStore(config: Pick<Config, "dataDir" | "databaseUrl" | "databasePoolSize" | "durability">, options: { mustExist?: boolean } = {}): Store {
+export function openStore(
+  config: Pick<Config, "dataDir" | "databaseUrl" | "databasePoolSize" | "durability"> & Partial<Pick<Config, "noteCacheBytes">>,
+  options: { mustExist?: boolean } = {},
+): Store {
   if (config.databaseUrl !== null) return new PostgresStore({ url: config.databaseUrl, poolSize: config.databasePoolSize });
   if (options.mustExist && !existsSync(databasePath(config.dataDir))) {
     throw new StoreNotFound(`no database at ${databasePath(config.dataDir)} (set DATA_DIR or --data-dir, or DATABASE_URL)`);
   }
-  return new SqliteStore({ dataDir: config.dataDir, durability: config.durability });
+  return new SqliteStore({ dataDir: config.dataDir, durability: config.durability, noteCacheBytes: config.noteCacheBytes });
 }
 
 /** Where the store lives, for the start-up log line: never the URL (it may hold a password). */

@@ -29,7 +29,7 @@ export interface ContributorSummary {
   contributorNo: number;
   createdAt: number;
   postCount: number;
-  recentPosts: { title: string; createdAt: number }[];
+  recentPosts: { id: string; title: string; createdAt: number }[];
 }
 
 export interface NewNote {
@@ -51,15 +51,8 @@ export type VoteOutcome =
 
 export type DeleteOutcome = "deleted" | "missing" | "not_author";
 
-export interface SearchPlan {
-  /** FTS5 match expressions: all words (AND), then any word (OR); empty when the query holds no word. */
-  expressions: string[];
-  /** The words behind the expressions: lower-case letters, digits and marks only (never search syntax). */
-  words: string[];
-  /** Column weights for bm25(): title, tags, body. */
-  weights: [number, number, number];
-  limit: number;
-}
+export type { SearchRequest } from "../core/search/query.ts";
+import type { SearchRequest } from "../core/search/query.ts";
 
 export interface Counts {
   contributors: number;
@@ -67,6 +60,14 @@ export interface Counts {
   notes: number;
   comments: number;
   votes: number;
+}
+
+export interface ContributorListing {
+  contributorNo: number;
+  email: string;
+  active: boolean;
+  createdAt: number;
+  postCount: number;
 }
 
 export interface WebEventCount {
@@ -108,6 +109,20 @@ export interface Store {
    * otherwise why it may not, for a start-up warning.
    */
   readonly keySignalOffReason: string | null;
+  /** Null when notes may be cached (changes by other processes are seen); otherwise why not. */
+  readonly noteSignalOffReason: string | null;
+  /**
+   * Re-attaches change signals that were replaced under this process (SQLite's
+   * signal files) and names them; the server calls it every SIGNAL_CHECK_MS.
+   * Engines without such signals answer [].
+   */
+  remapReplacedSignals(): string[];
+  /**
+   * True when a running server may not yet see the last key change this
+   * process made (a signal file created or replaced meanwhile): it does so
+   * within SIGNAL_CHECK_MS, so `cairn admin` waits before returning.
+   */
+  keySignalUnsettled(): boolean;
   /** Applies pending migrations. Safe to call from several processes at once. */
   migrate(): Promise<void>;
   readiness(): Promise<Readiness>;
@@ -141,17 +156,19 @@ export interface Store {
 
   /**
    * Inserts the note unless `isDuplicate` says it repeats the author's latest
-   * existing note; the check and the insert are one atomic step.
+   * existing note; the check and the insert are one atomic step. A duplicate
+   * answers the latest note's id, so the caller can be told which note it repeats.
    */
   createNote(
     note: NewNote,
     isDuplicate: (latest: { title: string; body: string; tags: string[] }) => boolean,
-  ): Promise<NoteRecord | "duplicate">;
+  ): Promise<NoteRecord | { duplicateOf: string }>;
   getNote(id: string): Promise<NoteRecord | null>;
   /** Hard delete with comments, votes and the search entry, in one transaction. */
   deleteNote(id: string, contributorNo: number): Promise<DeleteOutcome>;
 
-  listComments(noteId: string): Promise<CommentRecord[] | null>;
+  /** The newest `limit` comments, oldest first, and how many the note has in all; null when the note does not exist. */
+  listComments(noteId: string, limit: number): Promise<{ comments: CommentRecord[]; total: number } | null>;
   addComment(
     noteId: string,
     comment: { contributorNo: number; body: string; createdAt: number },
@@ -160,7 +177,8 @@ export interface Store {
   /** Sets (or with 0 withdraws) a contributor's vote and returns the fresh net score. */
   setVote(noteId: string, contributorNo: number, value: VoteValue, at: number): Promise<VoteOutcome>;
 
-  search(plan: SearchPlan): Promise<NoteRecord[]>;
+  /** The best notes for the request's words, best first (exact BM25F top-k, docs/design.md "Search"). */
+  search(request: SearchRequest): Promise<NoteRecord[]>;
   /** An online, consistent copy of the whole database into a new file. */
   backup(file: string): Promise<void>;
   /** True when `error` means storage is unreachable or busy (answered 503, not 500). */
@@ -169,6 +187,8 @@ export interface Store {
   countWebEvent(day: string, event: string, postId: string | null): Promise<void>;
   webEventCounts(): Promise<WebEventCount[]>;
   counts(): Promise<Counts>;
+  /** Contributors for `cairn admin contributors`, oldest first; with `email`, only that address (compared without case). */
+  contributorList(email?: string): Promise<ContributorListing[]>;
 
   // E-mail outbox (used by src/mail).
   /**

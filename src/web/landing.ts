@@ -8,7 +8,7 @@ var done=function(){b.textContent="Copied"};
 if(navigator.clipboard){navigator.clipboard.writeText(t).then(done,done)}else{done()}
 send("copy_command")})})})();`;
 
-export function landingResponse(options: { baseUrl: string; registrationOpen: boolean; version: string }): Response {
+export function landingResponse(options: { baseUrl: string; registrationOpen: boolean; version: string; sourceUrl: string | null }): Response {
   const url = escapeHtml(options.baseUrl);
   const register = options.registrationOpen
     ? `<pre id="cmd-register">cairn --url ${url} register you@example.org</pre>
@@ -25,9 +25,12 @@ export function landingResponse(options: { baseUrl: string; registrationOpen: bo
 comment. A single note can be shared publicly by its id; nothing here lists
 or browses notes.</p>
 <h2>1. Get the client</h2>
-<p>The <code>cairn</code> executable is the client and the server in one file.
-Ask the operator of this instance for it, or build it from the source:
+<p>The <code>cairn</code> executable is the client and the server in one file,
+built for Linux (x64, ARM64), macOS and Windows. The <a href="/install">install guide</a>
+says how to verify and install a release binary, or build one
+from ${options.sourceUrl ? `<a href="${escapeHtml(options.sourceUrl)}">the source</a>` : "the source (ask this instance's operator where it is)"}:
 <code>bun install &amp;&amp; bun run build</code> gives <code>dist/cairn</code>.</p>
+<p>Agent hosts can start <code>cairn mcp</code> to use Cairn as MCP tools.</p>
 <h2>2. Get a key</h2>
 ${register}
 <h2>3. Use it</h2>

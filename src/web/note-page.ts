@@ -1,9 +1,11 @@
-// The public page of one note (GET /v1/public/posts/{id} with Accept: text/html).
-// All note text is escaped; the only script is a fixed inline one allowed by
-// its hash; the page links to no other note, list, search or author.
-import type { NoteView } from "../core/views.ts";
+// The public page of one note (GET /v1/public/posts/{id} with Accept: text/html),
+// with its comments (they belong to the note). All note text is escaped; code
+// in backticks or fences is the only markup; the only script is a fixed inline
+// one allowed by its hash; the page links to no other note, list, search or author.
+import type { CommentView, NoteView } from "../core/views.ts";
 import { escapeHtml } from "./html.ts";
 import { htmlResponse, page, SEND_EVENT } from "./layout.ts";
+import { noteTextHtml, plural, preview, timeHtml } from "./text.ts";
 
 // Reads the note id from a data attribute; sends events without cookies.
 const SCRIPT = `(function(){${SEND_EVENT}var id=document.body.dataset.postId;send("page_view",id);
@@ -12,18 +14,46 @@ var done=function(){b.textContent="Link copied"};
 if(navigator.clipboard){navigator.clipboard.writeText(location.href).then(done,done)}else{done()}
 send("copy_link",id)})})();`;
 
-export function notePageResponse(note: NoteView): Response {
-  const tags = note.tags.map((tag) => `<span>${escapeHtml(tag)}</span>`).join("");
+/** OpenGraph and Twitter card tags, so a shared link shows the title and the start of the note. */
+function previewTags(note: NoteView, url: string): string {
+  const meta = (attribute: "property" | "name", key: string, value: string) =>
+    `<meta ${attribute}="${key}" content="${escapeHtml(value)}">`;
+  const description = preview(note.body);
+  return [
+    meta("name", "description", description),
+    meta("property", "og:type", "article"),
+    meta("property", "og:site_name", "Cairn"),
+    meta("property", "og:title", note.title),
+    meta("property", "og:description", description),
+    meta("property", "og:url", url),
+    meta("property", "article:published_time", note.created_at),
+    meta("name", "twitter:card", "summary"),
+    meta("name", "twitter:title", note.title),
+    meta("name", "twitter:description", description),
+  ].join("\n");
+}
+
+function commentsHtml(comments: CommentView[]): string {
+  if (comments.length === 0) return "";
+  const items = comments
+    .map((c) => `<div class="comment"><div class="meta">Contributor #${c.contributor_no} · ${timeHtml(c.created_at)}</div><div class="body" dir="auto">${noteTextHtml(c.body)}</div></div>`)
+    .join("\n");
+  return `<section class="comments"><h2>${plural(comments.length, "comment")}</h2>\n${items}</section>`;
+}
+
+export function notePageResponse(note: NoteView, comments: CommentView[], url: string): Response {
+  const tags = note.tags.map((tag) => `<span dir="auto">${escapeHtml(tag)}</span>`).join("");
   const body = `<main><article>
-<h1>${escapeHtml(note.title)}</h1>
-<div class="meta">Contributor #${note.contributor_no} · ${escapeHtml(note.created_at)} · score ${note.score} · ${note.comment_count} comments</div>
+<h1 dir="auto">${escapeHtml(note.title)}</h1>
+<div class="meta">Contributor #${note.contributor_no} · ${timeHtml(note.created_at)} · score ${note.score} · ${plural(note.comment_count, "comment")}</div>
 <div class="tags">${tags}</div>
-<div class="body">${escapeHtml(note.body)}</div>
+<div class="body" dir="auto">${noteTextHtml(note.body)}</div>
 </article>
+${commentsHtml(comments)}
 <button id="copy-link" type="button">Copy link</button></main>
 <footer>A note shared from a Cairn instance.</footer>`;
   const response = htmlResponse(
-    page({ title: `${note.title} · Cairn`, body, script: SCRIPT, bodyAttributes: `data-post-id="${escapeHtml(note.id)}"` }),
+    page({ title: `${note.title} · Cairn`, body, script: SCRIPT, bodyAttributes: `data-post-id="${escapeHtml(note.id)}"`, head: previewTags(note, url) }),
     SCRIPT,
     "public, max-age=60",
   );
@@ -31,11 +61,14 @@ export function notePageResponse(note: NoteView): Response {
   return response;
 }
 
-/** True when the client asks for HTML before JSON (a browser). */
-export function wantsHtml(accept: string | null): boolean {
-  if (!accept) return false;
-  const html = accept.indexOf("text/html");
-  if (html === -1) return false;
-  const json = accept.indexOf("application/json");
-  return json === -1 || html < json;
+/** A browser asking for a note that is not there (unknown, deleted or a malformed id) gets a page, not JSON. */
+export function missingNotePageResponse(status: number, message: string): Response {
+  const body = `<main><h1>No note here</h1>
+<p>${escapeHtml(message)}</p>
+<p>The link may be mistyped, or its author deleted the note.</p></main>
+<footer>A Cairn instance.</footer>`;
+  return new Response(page({ title: "No note here · Cairn", body }), {
+    status,
+    headers: { ...Object.fromEntries(htmlResponse("", undefined).headers), vary: "Accept" },
+  });
 }

@@ -215,6 +215,9 @@ describe("operator verbs on a running server", () => {
     const me = await call(base, "GET", "/v1/me", { key: who.key });
     expectError(me, 401, "unauthorized");
     expect(me.text).toBe(missing.text);
+    // The message must not say a revoke is final: `admin activate` below undoes it.
+    expect(me.data.error.message).not.toMatch(/cannot be restored/i);
+    expect(me.data.error.message).toContain("operator activates it again");
     expect(me.headers.get("www-authenticate") ?? "").toMatch(/^Bearer\b/);
     expectError(await call(base, "POST", "/v1/posts", { key: who.key, json: { title: "x", body: "y" } }), 401, "unauthorized");
     expectError(await call(base, "GET", `/v1/posts/${note.id}`, { key: who.key }), 401, "unauthorized");

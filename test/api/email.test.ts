@@ -284,3 +284,48 @@ describe("welcome e-mail", () => {
     for (const server of [first, second, third]) expectNoAddressIn(server.logs(), people.map((p) => p.email));
   }, SLOW);
 });
+
+describe("personal data and third parties (issue 12)", () => {
+  test("a sent or given-up mail keeps no address; the counts stay", async () => {
+    const sink = new MailSink(await freePort());
+    await sink.up();
+    cleanups.push(() => sink.down());
+    const dataDir = tempDir();
+    const server = await startServer({ env: emailEnv(sink), dataDir });
+    cleanups.push(() => server.stop());
+    const sent = `${unique("kept")}@example.org`;
+    await register(server.url, { email: sent });
+    // Not one plain address: the sender gives it up without a try.
+    await register(server.url, { email: `${unique("a")}@example.org,${unique("b")}@example.org` });
+    await waitFor("one sent, one given up", () => {
+      const rows = outboxRows(dataDir);
+      return rows.length === 2 && rows.every((row) => row.sent_at !== null || row.last_error !== null);
+    });
+    await Bun.sleep(300);
+    expect(sink.to(sent).length).toBe(1);
+    expect(outboxRows(dataDir).map((row) => row.recipient)).toEqual(["", ""]);
+    const stats = JSON.parse((await server.admin("stats")).stdout);
+    expect(stats.email_outbox).toEqual({ pending: 0, sent: 1, gaveUp: 1 });
+  }, SLOW);
+
+  test("at most one welcome mail per address a day, whatever the IP or letter case", async () => {
+    const sink = new MailSink(await freePort());
+    await sink.up();
+    cleanups.push(() => sink.down());
+    const server = await startServer({ env: emailEnv(sink, { TRUST_PROXY: "1" }) });
+    cleanups.push(() => server.stop());
+    const victim = `${unique("victim")}@example.org`;
+    await register(server.url, { email: victim, headers: { "x-forwarded-for": "2001:db8:1::1" } });
+    for (const [i, email] of [victim, victim.toUpperCase(), ` ${victim} `].entries()) {
+      const again = await call(server.url, "POST", "/v1/register", { json: { email }, headers: { "x-forwarded-for": `198.51.100.${i + 1}` } });
+      expect(again.status).toBe(429);
+      expect(again.data.error.code).toBe("rate_limited");
+      expect(Number(again.headers.get("retry-after"))).toBeGreaterThan(86_000);
+    }
+    await waitFor("the one welcome mail", () => sink.received.length >= 1);
+    await Bun.sleep(500);
+    expect(sink.received.length).toBe(1);
+    // Another address is not affected.
+    await register(server.url, { email: `${unique("other")}@example.org` });
+  }, SLOW);
+});

@@ -253,9 +253,12 @@ describe("duplicate guard (409 duplicate_post)", () => {
   test("an identical repeat of the latest note is 409 and stores nothing", async () => {
     const who = await register(base);
     const note = { title: "Retry storm fix", body: "Use exponential backoff.", tags: ["retry", "http"] };
-    expectStatus(await createRaw(note, who.key), 201);
+    const created = await createRaw(note, who.key);
+    expectStatus(created, 201);
     const res = await createRaw(note, who.key);
     const message = expectError(res, 409, "duplicate_post");
+    // The answer names the note it repeats, so a client retrying after a timeout finds what it created.
+    expect(res.data.error.post_id).toBe(created.data.id);
     expect(message.toLowerCase()).toContain("identical to your last note");
     expect(message.toLowerCase()).toContain("skipped");
     expect(message.toLowerCase()).toContain("do not retry");
@@ -493,9 +496,9 @@ describe("GET /v1/me", () => {
     expect(me.post_count).toBe(7);
     expect(me.last_posted_at).toBe(notes[6].created_at);
     expect(me.recent_posts).toEqual(
-      [7, 6, 5, 4, 3].map((i) => ({ title: `Mine ${i}`, created_at: notes[i - 1].created_at })),
+      [7, 6, 5, 4, 3].map((i) => ({ id: notes[i - 1].id, title: `Mine ${i}`, created_at: notes[i - 1].created_at })),
     );
-    for (const recent of me.recent_posts) expect(keysOf(recent)).toEqual(["created_at", "title"]);
+    for (const recent of me.recent_posts) expect(keysOf(recent)).toEqual(["created_at", "id", "title"]);
 
     // Delete the newest: the count drops and the list moves up.
     expectStatus(await call(base, "DELETE", `/v1/posts/${notes[6].id}`, { key: who.key }), 200);
@@ -526,8 +529,8 @@ describe("GET /v1/me", () => {
     expect(me.post_count).toBe(2);
     expect(me.last_posted_at).toBe(b.created_at);
     expect(me.recent_posts).toEqual([
-      { title: "Second", created_at: b.created_at },
-      { title: "First", created_at: a.created_at },
+      { id: b.id, title: "Second", created_at: b.created_at },
+      { id: a.id, title: "First", created_at: a.created_at },
     ]);
   });
 });

@@ -185,7 +185,9 @@ describe("GET /v1/openapi.json", () => {
         if (!schema) throw new Error(`${where}: no application/json schema`);
         expect({ where, type: schema.type, required: schema.required }).toEqual({ where, type: "object", required: ["error"] });
         const error = resolveRef(doc, schema.properties?.error);
-        expect({ where, type: error?.type, required: [...(error?.required ?? [])].sort() }).toEqual({ where, type: "object", required: ["code", "message"] });
+        // A 409 duplicate also names the existing note (error.post_id).
+        const required = name === "POST /v1/posts" && status === "409" ? ["code", "message", "post_id"] : ["code", "message"];
+        expect({ where, type: error?.type, required: [...(error?.required ?? [])].sort() }).toEqual({ where, type: "object", required });
         expect({ where, code: resolveRef(doc, error.properties?.code)?.type, message: resolveRef(doc, error.properties?.message)?.type }).toEqual({
           where,
           code: "string",

@@ -163,6 +163,79 @@ describe("GET /v1/public/posts/{id}", () => {
   });
 });
 
+describe("the public note page's content (Accept: text/html)", () => {
+  const BROWSER = { accept: "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8" };
+  const pageOf = async (id: string) => call(base, "GET", `/v1/public/posts/${id}`, { headers: BROWSER });
+
+  test("comment count in good grammar, and the comments shown with their authors", async () => {
+    const note = await createNote(base, author.key);
+    expect((await pageOf(note.id)).text).toContain("0 comments");
+    await call(base, "POST", `/v1/posts/${note.id}/comments`, { key: reader.key, json: { body: "First <b>remark</b>." } });
+    let html = (await pageOf(note.id)).text;
+    expect(html).toContain("1 comment<");
+    expect(html).not.toContain("1 comments");
+    expect(html).toContain("First &lt;b&gt;remark&lt;/b&gt;.");
+    expect(html).toContain(`Contributor #${reader.no}`);
+    await call(base, "POST", `/v1/posts/${note.id}/comments`, { key: author.key, json: { body: "Second remark." } });
+    html = (await pageOf(note.id)).text;
+    expect(html).toContain("2 comments");
+    // Oldest first.
+    expect(html.indexOf("First &lt;b&gt;")).toBeLessThan(html.indexOf("Second remark."));
+  });
+
+  test("timestamps are readable, with the exact time in a <time> element", async () => {
+    const note = await createNote(base, author.key);
+    const html = (await pageOf(note.id)).text;
+    const d = new Date(note.created_at);
+    const month = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"][d.getUTCMonth()];
+    expect(html).toContain(`<time datetime="${note.created_at}">${d.getUTCDate()} ${month} ${d.getUTCFullYear()}, `);
+    expect(html).toMatch(/\d\d:\d\d UTC<\/time>/);
+    // The raw ISO string appears only inside attributes, never as the visible text.
+    expect(html.replace(/"[^"]*"/g, "")).not.toContain(note.created_at);
+  });
+
+  test("code in backticks and fences is rendered as code, still escaped", async () => {
+    const body = "Run `bun install --frozen-lockfile` first.\n```sh\necho '<b>' && ls\n```\nThen <i>done</i>.";
+    const note = await createNote(base, author.key, { body });
+    const html = (await pageOf(note.id)).text.match(/<div class="body">[\s\S]*?<\/div>/)![0];
+    expect(html).toContain("<code>bun install --frozen-lockfile</code>");
+    expect(html).toContain("<pre><code>echo &#39;&lt;b&gt;&#39; &amp;&amp; ls</code></pre>");
+    expect(html).toContain("Then &lt;i&gt;done&lt;/i&gt;.");
+    expect(html).not.toContain("```");
+  });
+
+  test("OpenGraph and Twitter preview tags, escaped", async () => {
+    const note = await createNote(base, author.key, { title: `Quote " and <tag>`, body: `${"word ".repeat(100)}end` });
+    const html = (await pageOf(note.id)).text;
+    const meta = (key: string) => html.match(new RegExp(`<meta (?:property|name)="${key}" content="([^"]*)">`))?.[1];
+    expect(meta("og:title")).toBe("Quote &quot; and &lt;tag&gt;");
+    expect(meta("twitter:title")).toBe("Quote &quot; and &lt;tag&gt;");
+    expect(meta("og:type")).toBe("article");
+    expect(meta("og:url")).toBe(`${base}/v1/public/posts/${note.id}`);
+    expect(meta("twitter:card")).toBe("summary");
+    const description = meta("og:description")!;
+    expect(description.startsWith("word word")).toBe(true);
+    expect([...description].length).toBeLessThanOrEqual(200);
+    expect(meta("twitter:description")).toBe(description);
+  });
+
+  test("a browser asking for an unknown, deleted or malformed note gets a small HTML page with the JSON's status", async () => {
+    const note = await createNote(base, author.key);
+    await call(base, "DELETE", `/v1/posts/${note.id}`, { key: author.key });
+    for (const [id, status] of [[NEVER_SEEN_ID, 404], [note.id, 404], ["not-a-uuid", 400]] as const) {
+      const res = await pageOf(id);
+      expect(res.status).toBe(status);
+      expect(res.headers.get("content-type") ?? "").toContain("text/html");
+      expect(res.text).toContain("<h1>No note here</h1>");
+      expect(res.text).not.toContain('{"error"');
+      // A client asking for JSON still gets the contract's error.
+      expectError(await call(base, "GET", `/v1/public/posts/${id}`), status, status === 404 ? "not_found" : "invalid_request");
+    }
+    // Deleted and never-existing stay indistinguishable.
+    expect((await pageOf(note.id)).text).toBe((await pageOf(NEVER_SEEN_ID)).text);
+  });
+});
+
 describe("POST /v1/web/events", () => {
   test("202 {accepted: true} for page_view, copy_link and copy_command, no key needed", async () => {
     const note = await createNote(base, author.key);
@@ -231,7 +304,7 @@ describe("POST /v1/web/events", () => {
     expect(eventCount(after, "copy_command") - eventCount(before, "copy_command")).toBe(4);
     expect(eventCount(after, "nonsense")).toBe(0);
     const today = new Date().toISOString().slice(0, 10);
-    const row = after.web_events.find((r) => r.event === "page_view" && r.postId === note.id)!;
+    const row = after.web_events.find((r) => r.event === "page_view" && r.post_id === note.id)!;
     expect(row.day).toBe(today);
   });
 

@@ -46,6 +46,8 @@ beforeAll(async () => {
   await make("long", { title: "Snipping sample gnu", body: LONG_BODY });
   await make("at400", { title: "Exactly four hundred gnu", body: AT_400 });
   await make("emojiLong", { title: "Emoji body gnu", body: "🐐 goat ".repeat(120) });
+  await make("japanese", { title: "移行メモ", body: "日本語のテキストを検索できるか確かめた。" });
+  await make("chinese", { title: "数据库备份", body: "每天晚上自动备份数据库文件。" });
   for (let i = 0; i < 12; i++) {
     await make(`many${i}`, { title: `Marmot sighting ${i}`, body: `Marmot number ${i} was seen.` });
   }
@@ -86,6 +88,19 @@ describe("what search finds", () => {
 
   test("several words: a note holding all of them is found", async () => {
     expect(ids(await search("deadlock workers pool"))[0]).toBe(notes.deadlock.id);
+  });
+
+  test("a CJK word inside a sentence (no spaces to split on): 日本語 in 日本語のテキスト", async () => {
+    expect(ids(await search("日本語"))).toEqual([notes.japanese.id]);
+    expect(ids(await search("テキスト"))).toEqual([notes.japanese.id]);
+    expect(ids(await search("备份"))).toEqual([notes.chinese.id]);
+    expect(ids(await search("数据库"))).toEqual([notes.chinese.id]);
+  });
+
+  test("a CJK query that shares characters but no pair with a note finds nothing", async () => {
+    const res = await search("本テ");
+    expectStatus(res, 200);
+    expect(res.data.results).toEqual([]);
   });
 
   test("no match: 200 with no results", async () => {
@@ -308,6 +323,9 @@ describe("hostile queries", () => {
     "a b c d e f g h i j k l m n o p q r s t u v w x y z",
     "rowid",
     "posts_fts",
+    "search_fts",
+    "t3 : quasar",
+    "{t0 t1}: quasar",
     "MATCH",
     "bm25(posts_fts)",
   ];

@@ -312,12 +312,13 @@ describe("public note page GET /v1/public/posts/{id} (Accept: text/html)", () =>
     }
   });
 
-  test("an unknown note id is the JSON 404, not a page", async () => {
+  test("an unknown note id is a small HTML 404 page, not raw JSON", async () => {
     const { context, page } = await openPage();
     try {
       const response = await page.goto(`${base}/v1/public/posts/01890a5d-ac96-774b-bcce-b302099a8057`);
       expect(response?.status()).toBe(404);
-      expect(JSON.parse(await response!.text()).error.code).toBe("not_found");
+      expect(response?.headers()["content-type"] ?? "").toContain("text/html");
+      expect(await page.locator("h1").innerText()).toBe("No note here");
     } finally {
       await context.close();
     }

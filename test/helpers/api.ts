@@ -35,6 +35,7 @@ export const CONTRACT_ROUTES = [
   "GET /v1/readyz",
   "GET /",
   "GET /docs",
+  "GET /install",
   "GET /v1/openapi.json",
 ];
 
@@ -90,7 +91,7 @@ export async function createNote(base: string, key: string, fields: NoteFields =
 
 type Answer = Awaited<ReturnType<typeof call>>;
 
-/** Asserts the contract's error: status, JSON, exactly {"error": {"code", "message"}}. */
+/** Asserts the contract's error: status, JSON, exactly {"error": {"code", "message"}} (plus "post_id" for duplicate_post). */
 export function expectError(res: Answer, status: number, code: string) {
   if (res.status !== status) {
     throw new Error(`expected ${status} ${code}, got ${res.status}: ${res.text.slice(0, 400)}`);
@@ -98,7 +99,8 @@ export function expectError(res: Answer, status: number, code: string) {
   expect(res.headers.get("content-type") ?? "").toContain("application/json");
   expect(res.data).not.toBeNull();
   expect(keysOf(res.data)).toEqual(["error"]);
-  expect(keysOf(res.data.error)).toEqual(["code", "message"]);
+  expect(keysOf(res.data.error)).toEqual(code === "duplicate_post" ? ["code", "message", "post_id"] : ["code", "message"]);
+  if (code === "duplicate_post") expect(res.data.error.post_id).toMatch(UUID);
   expect(res.data.error.code).toBe(code);
   expect(typeof res.data.error.message).toBe("string");
   expect(res.data.error.message.length).toBeGreaterThan(10);
@@ -112,11 +114,12 @@ export function expectStatus(res: Answer, status: number) {
 
 export interface Stats {
   contributors: number;
-  activeContributors: number;
+  active_contributors: number;
   notes: number;
   comments: number;
   votes: number;
-  web_events: { day: string; event: string; postId: string | null; count: number }[];
+  email_outbox: { pending: number; sent: number; gave_up: number };
+  web_events: { day: string; event: string; post_id: string | null; count: number }[];
 }
 
 /** Runs `cairn admin …` and parses its JSON output (asserting exit 0). */
@@ -131,7 +134,7 @@ export const stats = (server: RunningServer): Promise<Stats> => adminJson(server
 /** Sum of web event counters for one event (optionally one note). */
 export function eventCount(s: Stats, event: string, postId?: string | null): number {
   return s.web_events
-    .filter((row) => row.event === event && (postId === undefined || row.postId === postId))
+    .filter((row) => row.event === event && (postId === undefined || row.post_id === postId))
     .reduce((sum, row) => sum + row.count, 0);
 }
 

@@ -58,7 +58,7 @@ function integrity(dbFile: string): string {
   }
 }
 
-/** FTS5's own consistency check against the posts table; needs a writable handle, so runs on a copy. */
+/** FTS5's own consistency check and the search statistics against the notes; needs a writable handle, so runs on a copy. */
 function ftsIntegrity(dataDir: string): string {
   const copy = mkdtempSync(join(tmpdir(), "cairn-crash-copy-"));
   cleanup.push(copy);
@@ -67,8 +67,15 @@ function ftsIntegrity(dataDir: string): string {
   }
   const db = new Database(join(copy, "cairn.db"));
   try {
-    db.exec("INSERT INTO posts_fts(posts_fts) VALUES('integrity-check')");
-    return "ok";
+    db.exec("INSERT INTO search_fts(search_fts) VALUES('integrity-check')");
+    // The search statistics move in the notes' own transactions: they must agree with the notes.
+    const agree = db
+      .query<{ ok: number }, []>(
+        `SELECT (SELECT count(*) FROM posts) = (SELECT notes FROM search_totals)
+            AND (SELECT count(*) FROM posts) = (SELECT count(*) FROM search_vectors) AS ok`,
+      )
+      .get()!.ok;
+    return agree === 1 ? "ok" : "search statistics disagree with the notes";
   } catch (error) {
     return String(error);
   } finally {

@@ -48,7 +48,9 @@ export function errorShapeProblem(status: number, contentType: string | null, te
   if (Object.keys(data).join() !== "error") return `top-level keys ${Object.keys(data).join(",")}`;
   const error = data.error;
   if (error === null || typeof error !== "object" || Array.isArray(error)) return "error is not an object";
-  if (Object.keys(error).sort().join() !== "code,message") return `error keys ${Object.keys(error).join(",")}`;
+  // duplicate_post also names the note it repeats (shared/API.md).
+  const keys = error.code === "duplicate_post" ? "code,message,post_id" : "code,message";
+  if (Object.keys(error).sort().join() !== keys) return `error keys ${Object.keys(error).join(",")}`;
   if (typeof error.code !== "string" || !(error.code in ERROR_STATUS)) return `code ${JSON.stringify(error.code)} not in the table`;
   if (ERROR_STATUS[error.code] !== status) return `code ${error.code} with status ${status}`;
   if (typeof error.message !== "string" || error.message.length === 0) return "empty message";

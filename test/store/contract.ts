@@ -2,8 +2,8 @@
 // interface alone (no SQL), on a real database of that engine. Looped over the
 // engines by contract.test.ts.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { searchPlan } from "../../src/core/search.ts";
-import type { NewNote, Store } from "../../src/store/types.ts";
+import { searchRequest as searchPlan } from "../../src/core/search/query.ts";
+import type { NewNote, NoteRecord, Store } from "../../src/store/types.ts";
 import { freshTestDatabase, type Engine, type TestDatabase } from "../helpers/engines.ts";
 
 let serial = 0;
@@ -20,6 +20,7 @@ const note = (contributorNo: number, fields: Partial<NewNote> = {}): NewNote => 
   };
 };
 const never = () => false;
+const isNote = (made: NoteRecord | { duplicateOf: string }): made is NoteRecord => !("duplicateOf" in made);
 const digest = (n: number) => new Uint8Array(32).fill(n % 256);
 
 export function storeContract(engine: Engine) {
@@ -89,8 +90,7 @@ export function storeContract(engine: Engine) {
     test("notes: created, read through the other handle, summarised, and the duplicate check sees the latest", async () => {
       const author = await contributor();
       const first = await a.createNote(note(author.contributorNo, { title: "First", tags: ["x", "y"] }), never);
-      expect(first).not.toBe("duplicate");
-      if (first === "duplicate") return;
+      if (!isNote(first)) throw new Error("unexpected duplicate");
       expect(first).toMatchObject({ contributorNo: author.contributorNo, title: "First", tags: ["x", "y"], score: 0, commentCount: 0 });
       expect(await b.getNote(first.id)).toEqual(first);
       const seen: unknown[] = [];
@@ -99,30 +99,36 @@ export function storeContract(engine: Engine) {
         return false;
       });
       expect(seen).toEqual([{ title: "First", body: first.body, tags: ["x", "y"] }]);
-      expect(await a.createNote(note(author.contributorNo), () => true)).toBe("duplicate");
+      expect(await a.createNote(note(author.contributorNo), () => true)).toEqual({ duplicateOf: (second as NoteRecord).id });
       const summary = await b.contributorSummary(author.contributorNo, 5);
       expect(summary?.postCount).toBe(2);
       expect(summary?.recentPosts.map((p) => p.title)).toEqual(["Second", "First"]);
+      expect(summary?.recentPosts.map((p) => p.id)).toEqual([(second as NoteRecord).id, first.id]);
       expect(await a.contributorSummary(999_999, 5)).toBeNull();
       expect(await a.getNote(crypto.randomUUID())).toBeNull();
-      expect(second).not.toBe("duplicate");
+      expect(isNote(second)).toBe(true);
     });
 
     test("comments count up exactly and list in order; a missing note gives null", async () => {
       const author = await contributor();
       const reader = await contributor();
-      const n = (await a.createNote(note(author.contributorNo), never)) as Exclude<Awaited<ReturnType<Store["createNote"]>>, "duplicate">;
+      const n = (await a.createNote(note(author.contributorNo), never)) as NoteRecord;
       const first = await a.addComment(n.id, { contributorNo: reader.contributorNo, body: "one", createdAt: 1 });
       const second = await b.addComment(n.id, { contributorNo: author.contributorNo, body: "two", createdAt: 2 });
       expect(first?.commentCount).toBe(1);
       expect(second?.commentCount).toBe(2);
-      expect(await b.listComments(n.id)).toEqual([
-        { contributorNo: reader.contributorNo, body: "one", createdAt: 1 },
-        { contributorNo: author.contributorNo, body: "two", createdAt: 2 },
-      ]);
+      expect(await b.listComments(n.id, 100)).toEqual({
+        comments: [
+          { contributorNo: reader.contributorNo, body: "one", createdAt: 1 },
+          { contributorNo: author.contributorNo, body: "two", createdAt: 2 },
+        ],
+        total: 2,
+      });
+      // Capped: the newest `limit`, oldest first, with the true total.
+      expect(await a.listComments(n.id, 1)).toEqual({ comments: [{ contributorNo: author.contributorNo, body: "two", createdAt: 2 }], total: 2 });
       expect((await a.getNote(n.id))?.commentCount).toBe(2);
       expect(await a.addComment(crypto.randomUUID(), { contributorNo: reader.contributorNo, body: "x", createdAt: 3 })).toBeNull();
-      expect(await a.listComments(crypto.randomUUID())).toBeNull();
+      expect(await a.listComments(crypto.randomUUID(), 100)).toBeNull();
     });
 
     test("votes: up, again, down, withdrawn; never on one's own note or a missing one", async () => {
@@ -149,12 +155,22 @@ export function storeContract(engine: Engine) {
       expect(await b.deleteNote(n.id, author.contributorNo)).toBe("deleted");
       expect(await a.deleteNote(n.id, author.contributorNo)).toBe("missing");
       expect(await a.getNote(n.id)).toBeNull();
-      expect(await a.listComments(n.id)).toBeNull();
+      expect(await a.listComments(n.id, 100)).toBeNull();
       const after = await b.counts();
       expect(after.notes).toBe(before.notes - 1);
       expect(after.comments).toBe(before.comments - 1);
       expect(after.votes).toBe(before.votes - 1);
       expect(await a.search(searchPlan("zanzibar", 10))).toEqual([]);
+    });
+
+    test("admin listing: contributors oldest first with their post counts, filtered by e-mail without case", async () => {
+      const one = await contributor();
+      await a.createNote(note(one.contributorNo), never);
+      const all = await b.contributorList();
+      expect(all.map((c) => c.contributorNo)).toEqual([...all.map((c) => c.contributorNo)].sort((p, q) => p - q));
+      const listed = await b.contributorList(`C${prefixes}@Example.ORG`);
+      expect(listed).toEqual([{ contributorNo: one.contributorNo, email: `c${prefixes}@example.org`, active: true, createdAt: 1_700_000_000_000, postCount: 1 }]);
+      expect(await a.contributorList("nobody@example.org")).toEqual([]);
     });
 
     test("counts and web event counters", async () => {
@@ -247,7 +263,7 @@ export function storeContract(engine: Engine) {
       const outcomes = await Promise.all(
         Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).createNote(note(author.contributorNo, same), isDuplicate)),
       );
-      expect(outcomes.filter((o) => o !== "duplicate")).toHaveLength(1);
+      expect(outcomes.filter(isNote)).toHaveLength(1);
       expect((await a.contributorSummary(author.contributorNo, 5))?.postCount).toBe(1);
     });
   });

@@ -1,7 +1,7 @@
 // The key-change signal: a counter in a shared mapping that other processes
 // see at once, created 0600, and off (never trusted) when it cannot be mapped.
 import { describe, expect, test } from "bun:test";
-import { mkdirSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ChangeSignal } from "../../src/store/sqlite/change-signal.ts";
 import { tempDir } from "../helpers/server.ts";
@@ -59,5 +59,24 @@ describe("ChangeSignal", () => {
     const fromDir = ChangeSignal.open(blocked);
     expect(fromDir.unavailableReason).not.toBeNull();
     fromDir.bump(); // a no-op, not a crash
+  });
+
+  test("replaced() notices the file removed or swapped for another; created says who made it", () => {
+    const dir = tempDir();
+    const first = ChangeSignal.open(dir);
+    expect(first.created).toBe(true);
+    expect(ChangeSignal.open(dir).created).toBe(false);
+    expect(first.replaced()).toBe(false);
+    expect(first.bump()).toBe(0);
+    expect(first.bump()).toBe(1);
+    rmSync(join(dir, "key-generation"));
+    expect(first.replaced()).toBe(true);
+    const second = ChangeSignal.open(dir);
+    expect(second.created).toBe(true);
+    expect(second.read()).toBe(0);
+    writeFileSync(join(dir, "key-generation.new"), new Uint8Array(8));
+    renameSync(join(dir, "key-generation.new"), join(dir, "key-generation"));
+    expect(second.replaced()).toBe(true);
+    expect(ChangeSignal.open(dir).replaced()).toBe(false);
   });
 });

@@ -4,7 +4,7 @@ import { AppError } from "../../src/core/errors.ts";
 import { uuidv7 } from "../../src/core/ids.ts";
 import { bearerToken, digestKey, digestsEqual, keyPrefix, looksLikeKey, mintKey } from "../../src/core/keys.ts";
 import { normaliseComment, normaliseEmail, normaliseNote, normaliseQuery, normaliseTags, parseNoteId } from "../../src/core/limits.ts";
-import { queryWords, searchPlan } from "../../src/core/search.ts";
+import { queryWords, searchRequest } from "../../src/core/search/query.ts";
 import { codePointLength, snip } from "../../src/core/text.ts";
 import { voteDirection, voteValue } from "../../src/core/votes.ts";
 
@@ -128,13 +128,9 @@ describe("text", () => {
 describe("search syntax", () => {
   test("operators become quoted words", () => {
     expect(queryWords('deadlock AND "wal" NEAR(x) *:-')).toEqual(["deadlock", "and", "wal", "near", "x"]);
-    // Function words ("and") are dropped unless nothing else is left.
-    const plan = searchPlan('say "hi" AND', 10);
-    expect(plan.words).toEqual(["say", "hi"]);
-    expect(plan.expressions).toEqual(['"say" AND "hi"', '"say" OR "hi"']);
-    expect(searchPlan("***", 10).expressions).toEqual([]);
-    expect(searchPlan("one", 10).expressions).toEqual(['"one"']);
-    expect(searchPlan("AND", 10).expressions).toEqual(['"and"']);
+    expect(searchRequest('say "hi" AND', 10).words).toEqual(["say", "hi", "and"]);
+    expect(searchRequest("***", 10).words).toEqual([]);
+    expect(searchRequest("AND", 10).words).toEqual(["and"]);
   });
 });
 

@@ -1,57 +1,77 @@
-// The query-building rules of src/core/search.ts: content words, safe FTS5
-// expressions, the Porter stemmer (checked against SQLite's own), edit
-// distance and the choice of a typo's correction.
+// The pure search rules of src/core/search/: query words, analysis (with
+// CJK pairs), term vectors, safe FTS5 expressions, the Porter stemmer
+// (checked against SQLite's own), edit distance and typo correction.
 import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
-import {
-  FIELD_WEIGHTS,
-  MAX_QUERY_WORDS,
-  STOPWORDS,
-  bestCorrection,
-  contentWords,
-  correctable,
-  correctionRanges,
-  editDistance,
-  porterStem,
-  queryWords,
-  searchPlan,
-  termExpression,
-} from "../../src/core/search.ts";
+import { analyze, termVector } from "../../src/core/search/analyzer.ts";
+import { porterStem } from "../../src/core/search/porter.ts";
+import { MAX_QUERY_WORDS, STOPWORDS, queryWords, searchRequest } from "../../src/core/search/query.ts";
+import { bestCorrection, correctable, correctionRanges, editDistance } from "../../src/core/search/typos.ts";
+import { encodeVector, readLengths, termCounts, vectorTerms } from "../../src/core/search/vector.ts";
+import { matchExpression } from "../../src/store/sqlite/search.ts";
 
-describe("content words", () => {
-  test("function words are dropped, unless nothing else is left", () => {
-    expect(contentWords(queryWords("How to make SQLite handle concurrent writes"))).toEqual(["make", "sqlite", "handle", "concurrent", "writes"]);
-    expect(contentWords(queryWords("RuntimeError: Event loop is closed"))).toEqual(["runtimeerror", "event", "loop", "closed"]);
-    expect(contentWords(queryWords("it is what it is"))).toEqual(["it", "is", "what"]);
-    expect(contentWords([])).toEqual([]);
-    // The 16-word cap counts content words: function words do not use it up.
-    const long = searchPlan(`${"the a of to in ".repeat(5)} ${Array.from({ length: 20 }, (_, i) => `w${i}`).join(" ")}`, 10);
+describe("query words", () => {
+  test("every distinct word is searched; past 16 words, function words go first", () => {
+    expect(searchRequest("How to make SQLite handle concurrent writes", 10).words).toEqual(["how", "to", "make", "sqlite", "handle", "concurrent", "writes"]);
+    expect(searchRequest("it is what it is", 10).words).toEqual(["it", "is", "what"]);
+    const long = searchRequest(`${"the a of to in ".repeat(5)} ${Array.from({ length: 20 }, (_, i) => `w${i}`).join(" ")}`, 10);
     expect(long.words).toEqual(Array.from({ length: MAX_QUERY_WORDS }, (_, i) => `w${i}`));
+    const mixed = searchRequest(`the a ${Array.from({ length: 15 }, (_, i) => `w${i}`).join(" ")}`, 10);
+    expect(mixed.words).toEqual(["the", ...Array.from({ length: 15 }, (_, i) => `w${i}`)]);
     for (const word of STOPWORDS) expect(word).toMatch(/^[a-z]+$/);
+    expect(searchRequest("!!! ???", 10)).toEqual({ words: [], limit: 10 });
   });
 
-  test("the plan carries the words, their AND and OR, the weights and the limit", () => {
-    const plan = searchPlan("SQLITE_BUSY: database is locked", 10);
-    expect(plan.words).toEqual(["sqlite", "busy", "database", "locked"]);
-    expect(plan.expressions).toEqual(['"sqlite" AND "busy" AND "database" AND "locked"', '"sqlite" OR "busy" OR "database" OR "locked"']);
-    expect(plan.weights).toEqual(FIELD_WEIGHTS);
-    expect(plan.limit).toBe(10);
-    expect(searchPlan("!!! ???", 10)).toEqual({ expressions: [], words: [], weights: FIELD_WEIGHTS, limit: 10 });
-  });
-
-  test("any input gives only quoted words joined by AND or OR, at most 16 of them", () => {
+  test("any input gives words of letters, digits and marks only, at most 16, and FTS5 expressions of quoted terms", () => {
     const hostile = [
       '"', '""', "'", "*", "quasar*", ":", "title:quasar", "-quasar", "NEAR(quasar cache, 2)", "(", ")", "^x", "{title body}: q",
       "a AND b OR c NOT d", "😀 🦀", "\u0000x\u0000", "\ud800", "e\u0301", "İstanbul ß ẞ", "مرحبا", "'; DROP TABLE posts; --",
       Array.from({ length: 40 }, (_, i) => `w${i}`).join(" "),
     ];
-    const shape = /^"[^"]*"( (AND|OR) "[^"]*")*$/;
+    const shape = /^[("t]/;
     for (const query of hostile) {
-      const plan = searchPlan(query, 10);
-      expect(plan.words.length).toBeLessThanOrEqual(MAX_QUERY_WORDS);
-      for (const word of plan.words) expect(word).toMatch(/^[\p{L}\p{N}\p{M}]+$/u);
-      for (const expression of plan.expressions) expect(expression).toMatch(shape);
+      const request = searchRequest(query, 10);
+      expect(request.words.length).toBeLessThanOrEqual(MAX_QUERY_WORDS);
+      for (const word of request.words) {
+        expect(word).toMatch(/^[\p{L}\p{N}\p{M}]+$/u);
+        for (const term of analyze(word)) {
+          expect(term).toMatch(/^[\p{L}\p{N}\p{M}]+$/u);
+          expect(matchExpression({ term, tiers: [3] }, [{ term: "x", tiers: [2, 3] }], [{ term: "y", tiers: null }])).toMatch(shape);
+        }
+      }
     }
+    const all = (term: string) => ({ term, tiers: null });
+    expect(matchExpression(all("a"), [], null)).toBe('"a"');
+    expect(matchExpression({ term: "a", tiers: [1] }, [{ term: "b", tiers: [3, 2] }, all("c")], [all("d")])).toBe('(t1 : "a" NOT ({t3 t2} : "b" OR "c")) AND ("d")');
+  });
+});
+
+describe("analysis", () => {
+  test("words are lower-cased, Latin accents dropped, English words stemmed", () => {
+    expect(analyze("SQLite deadlocks in WAL mode")).toEqual(["sqlite", "deadlock", "in", "wal", "mode"]);
+    expect(analyze("Café naïve RÉSUMÉ")).toEqual(["cafe", "naiv", "resum"]);
+    expect(analyze("SQLITE_BUSY: x509 tokio::spawn")).toEqual(["sqlite", "busi", "x509", "tokio", "spawn"]);
+    expect(analyze("мир Straße")).toEqual(["мир", "straße"]);
+  });
+
+  test("CJK runs become overlapping pairs, so a word inside a sentence is found", () => {
+    expect(analyze("日本語のテキスト")).toEqual(["日本", "本語", "語の", "のテ", "テキ", "キス", "スト"]);
+    expect(analyze("日本語")).toEqual(["日本", "本語"]);
+    expect(analyze("日")).toEqual(["日"]);
+    expect(analyze("Rust和Go")).toEqual(["rust", "和", "go"]);
+    for (const term of analyze("日本語")) expect(analyze("日本語のテキスト")).toContain(term);
+  });
+
+  test("a term vector round-trips through its stored form", () => {
+    const vector = termVector("Deadlocks in WAL", ["sqlite", "wal"], "A deadlock. Another deadlock!");
+    const stored = encodeVector(vector);
+    expect(readLengths(stored)).toEqual([3, 2, 4]);
+    expect(termCounts(stored, "deadlock")).toEqual([1, 0, 2]);
+    expect(termCounts(stored, "wal")).toEqual([1, 1, 0]);
+    expect(termCounts(stored, "anoth")).toEqual([0, 0, 1]); // body only: stored as its body count
+    expect(stored).toContain(" anoth:1");
+    expect(termCounts(stored, "dead")).toBeNull();
+    expect(vectorTerms(stored).sort()).toEqual(["a", "anoth", "deadlock", "in", "sqlite", "wal"]);
   });
 });
 
@@ -137,12 +157,5 @@ describe("typo correction", () => {
     // Ties go to the more common term.
     expect(bestCorrection("dote", [{ term: "date", doc: 1 }, { term: "dots", doc: 9 }])).toBe("dots");
     expect(bestCorrection("cat", [{ term: "bat", doc: 1 }, { term: "car", doc: 7 }])).toBe("car");
-  });
-
-  test("a correction is a quoted term, a prefix query when the tokenizer would stem it further", () => {
-    expect(termExpression("connect")).toBe('"connect"');
-    expect(termExpression("databas")).toBe('"databas"*'); // the tokenizer would drop the s
-    expect(porterStem("serialis")).not.toBe("serialis");
-    expect(termExpression("serialis")).toBe('"serialis"*');
   });
 });

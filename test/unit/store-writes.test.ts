@@ -23,9 +23,9 @@ test("concurrent writes commit together and see each other in arrival order", as
     store.createNote(note(author, "same"), sameAsLatest("same")),
     store.createNote(note(author, "other"), sameAsLatest("other")),
   ]);
-  expect(first).not.toBe("duplicate");
-  expect(second).toBe("duplicate");
-  expect(third).not.toBe("duplicate");
+  expect(first).not.toHaveProperty("duplicateOf");
+  expect(second).toEqual({ duplicateOf: (first as { id: string }).id });
+  expect(third).not.toHaveProperty("duplicateOf");
   expect((await store.counts()).notes).toBe(2);
 });
 
@@ -55,14 +55,14 @@ test("a batch that cannot start (database locked) fails every job in it, and the
   expect(locked.map((r) => r.status)).toEqual(["rejected", "rejected"]);
   expect(store.isUnavailable((locked[0] as PromiseRejectedResult).reason)).toBe(true);
   other.sqlite.exec("ROLLBACK");
-  expect(await store.createNote(note(author, "c"), () => false)).not.toBe("duplicate");
+  expect(await store.createNote(note(author, "c"), () => false)).not.toHaveProperty("duplicateOf");
 });
 
 test("a cached note never serves a stale score, comment count or deleted note", async () => {
   const { store, author } = await freshStore();
   const voter = await store.createContributor({ email: "v@b.c", keyPrefix: "cairn_bbbbbb", keyDigest: new Uint8Array(32), createdAt: 1 });
   const created = await store.createNote(note(author, "cached"), () => false);
-  if (created === "duplicate") throw new Error("unexpected duplicate");
+  if ("duplicateOf" in created) throw new Error("unexpected duplicate");
   expect((await store.getNote(created.id))?.score).toBe(0); // now cached
   await store.setVote(created.id, voter.contributorNo, 1, 2);
   expect((await store.getNote(created.id))?.score).toBe(1);

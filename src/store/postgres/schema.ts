@@ -11,12 +11,11 @@ import {
   integer,
   pgTable,
   primaryKey,
+  smallint,
   text,
 } from "drizzle-orm/pg-core";
 
 const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({ dataType: () => "bytea" });
-/** A weighted tsvector (A title, B tags, C body), written with the note; see search.ts. */
-export const tsvector = customType<{ data: string }>({ dataType: () => "tsvector" });
 /** Epoch milliseconds. */
 const millis = (name: string) => bigint(name, { mode: "number" });
 
@@ -48,29 +47,57 @@ export const posts = pgTable(
     score: integer("score").notNull().default(0),
     commentCount: integer("comment_count").notNull().default(0),
     createdAt: millis("created_at").notNull(),
-    // Search: the weighted lexemes and each field's length in tokens (BM25F's length normalisation).
-    search: tsvector("search").notNull(),
-    titleLen: integer("title_len").notNull(),
-    tagsLen: integer("tags_len").notNull(),
-    bodyLen: integer("body_len").notNull(),
+  },
+  (table) => [index("posts_contributor_pk").on(table.contributorNo, table.pk)],
+);
+
+// Search (src/store/postgres/search.ts): the same index the SQLite engine keeps
+// (src/store/sqlite/search.ts), as plain tables. Terms are made by
+// src/core/search/analyzer.ts, so both engines index and rank alike.
+
+/** Which notes hold each term, per impact tier (a note holds a term in exactly one tier). */
+export const searchPostings = pgTable(
+  "search_postings",
+  {
+    term: text("term").notNull(),
+    tier: smallint("tier").notNull(),
+    pk: bigint("pk", { mode: "number" }).notNull(),
   },
   (table) => [
-    index("posts_contributor_pk").on(table.contributorNo, table.pk),
-    index("posts_search").using("gin", table.search),
+    primaryKey({ columns: [table.term, table.tier, table.pk] }),
+    // "does note pk hold term t" (the without / anyOf filters) and deletes by note.
+    index("search_postings_pk_term").on(table.pk, table.term),
   ],
 );
 
+/** Each note's term vector (src/core/search/vector.ts). */
+export const searchVectors = pgTable("search_vectors", {
+  pk: bigint("pk", { mode: "number" }).primaryKey(),
+  vector: text("vector").notNull(),
+});
+
+/** How many notes hold each term, per impact tier. */
+export const searchTerms = pgTable(
+  "search_terms",
+  {
+    term: text("term").notNull(),
+    tier: smallint("tier").notNull(),
+    notes: integer("notes").notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.term, table.tier] })],
+);
+
 /**
- * Collection statistics for BM25F, one row per (shard): notes and the summed
- * field lengths. Writers add to a row picked by the note's pk, so concurrent
- * creates seldom wait on one row lock; readers sum the rows.
+ * Corpus sizes (notes, terms per field), one row per shard: a write adds to
+ * the row of its note's pk % shards, so concurrent creates on several
+ * replicas seldom wait on one row lock; readers sum the rows.
  */
-export const searchStats = pgTable("search_stats", {
+export const searchTotals = pgTable("search_totals", {
   shard: integer("shard").primaryKey(),
   notes: bigint("notes", { mode: "number" }).notNull().default(0),
-  titleLen: bigint("title_len", { mode: "number" }).notNull().default(0),
-  tagsLen: bigint("tags_len", { mode: "number" }).notNull().default(0),
-  bodyLen: bigint("body_len", { mode: "number" }).notNull().default(0),
+  titleTerms: bigint("title_terms", { mode: "number" }).notNull().default(0),
+  tagTerms: bigint("tag_terms", { mode: "number" }).notNull().default(0),
+  bodyTerms: bigint("body_terms", { mode: "number" }).notNull().default(0),
 });
 
 export const comments = pgTable(

@@ -3,11 +3,14 @@
 // of processes (replicas, `cairn admin`) share one database, so nothing here
 // is remembered between calls: no note cache, no key memory (keyGeneration is
 // NaN), and every read-then-write holds a row lock for its transaction.
+// Search is the shared ranking of src/core/search over tables of our own
+// (search.ts), written in the same transactions as the notes.
 import { SQL as BunSQL } from "bun";
 import { and, asc, count, desc, eq, inArray, isNull, lte, or, sql } from "drizzle-orm";
 import { drizzle, type BunSQLDatabase } from "drizzle-orm/bun-sql";
 import type {
   CommentRecord,
+  ContributorListing,
   Counts,
   DeleteOutcome,
   KeyCandidate,
@@ -17,7 +20,7 @@ import type {
   OutboxCounts,
   OutboxMail,
   Readiness,
-  SearchPlan,
+  SearchRequest,
   Store,
   VoteOutcome,
   VoteValue,
@@ -25,8 +28,8 @@ import type {
 } from "../types.ts";
 import { migrations } from "./migrations.ts";
 import * as schema from "./schema.ts";
-import { comments, contributors, emailOutbox, posts, searchStats, votes, webEventCounts } from "./schema.ts";
-import { fieldLength, rankedPks, searchVector } from "./search.ts";
+import { comments, contributors, emailOutbox, posts, votes, webEventCounts } from "./schema.ts";
+import { indexNote, PostgresSearchSource, unindexNote, type Execute } from "./search.ts";
 
 export interface PostgresOptions {
   url: string;
@@ -36,9 +39,9 @@ export interface PostgresOptions {
 const MIGRATIONS_TABLE = "__drizzle_migrations";
 /** pg_advisory_xact_lock key of the migration step: "cairn" as a number. */
 const MIGRATION_LOCK = 0x636169726e;
-/** Rows of search_stats: creates add to the row of pk % STATS_SHARDS. */
-const STATS_SHARDS = 16;
 const MAX_ERROR_CHARS = 500;
+/** A sent or given-up row's address: personal data needed only to deliver (as on SQLite, src/store/sqlite/outbox.ts). */
+const FORGOTTEN = "";
 
 // SQLSTATE classes that mean "the database cannot answer now": connection
 // exceptions (08), insufficient resources (53), operator intervention (57),
@@ -84,16 +87,31 @@ function toNote(row: { id: string; contributorNo: number; title: string; body: s
 type Db = BunSQLDatabase<typeof schema>;
 type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
 
+/** Statements of search.ts, run in this transaction. */
+const executor = (tx: Tx): Execute => async (query) => (await tx.execute(query)) as never;
+
 export class PostgresStore implements Store {
   readonly engine = "postgres" as const;
   /** Keys are read from the database on every request (see keyGeneration), by design. */
   readonly keySignalOffReason = null;
+  /** Notes are read from the database on every request (no cache to go stale across replicas), by design. */
+  readonly noteSignalOffReason = null;
   private readonly client: BunSQL;
   private readonly db: Db;
 
   constructor(options: PostgresOptions) {
     this.client = new BunSQL(options.url, { max: options.poolSize, idleTimeout: 60, connectionTimeout: 10 });
     this.db = drizzle({ client: this.client, schema });
+  }
+
+  /** No signal files: nothing to re-map. */
+  remapReplacedSignals(): string[] {
+    return [];
+  }
+
+  /** A key change is seen by every replica's next request (keys are read each time). */
+  keySignalUnsettled(): boolean {
+    return false;
   }
 
   async migrate(): Promise<void> {
@@ -192,7 +210,7 @@ export class PostgresStore implements Store {
         if (!contributor) return null;
         const [{ postCount }] = await tx.select({ postCount: count() }).from(posts).where(eq(posts.contributorNo, contributorNo));
         const recent = await tx
-          .select({ title: posts.title, createdAt: posts.createdAt })
+          .select({ id: posts.id, title: posts.title, createdAt: posts.createdAt })
           .from(posts)
           .where(eq(posts.contributorNo, contributorNo))
           .orderBy(desc(posts.pk))
@@ -201,7 +219,7 @@ export class PostgresStore implements Store {
           contributorNo: contributor.contributorNo,
           createdAt: Number(contributor.createdAt),
           postCount: Number(postCount),
-          recentPosts: recent.map((post) => ({ title: post.title, createdAt: Number(post.createdAt) })),
+          recentPosts: recent.map((post) => ({ id: post.id, title: post.title, createdAt: Number(post.createdAt) })),
         };
       },
       { isolationLevel: "repeatable read", accessMode: "read only" },
@@ -209,17 +227,17 @@ export class PostgresStore implements Store {
   }
 
   async createNote(note: NewNote, isDuplicate: (latest: { title: string; body: string; tags: string[] }) => boolean) {
-    return this.db.transaction(async (tx): Promise<NoteRecord | "duplicate"> => {
+    return this.db.transaction(async (tx): Promise<NoteRecord | { duplicateOf: string }> => {
       // The author's row lock orders this author's creates across every replica:
       // the duplicate check and the insert are one step.
       await tx.select({ no: contributors.contributorNo }).from(contributors).where(eq(contributors.contributorNo, note.contributorNo)).for("update");
       const [latest] = await tx
-        .select({ title: posts.title, body: posts.body, tags: posts.tags })
+        .select({ id: posts.id, title: posts.title, body: posts.body, tags: posts.tags })
         .from(posts)
         .where(eq(posts.contributorNo, note.contributorNo))
         .orderBy(desc(posts.pk))
         .limit(1);
-      if (latest && isDuplicate(latest)) return "duplicate";
+      if (latest && isDuplicate({ title: latest.title, body: latest.body, tags: latest.tags })) return { duplicateOf: latest.id };
       const [row] = await tx
         .insert(posts)
         .values({
@@ -229,37 +247,11 @@ export class PostgresStore implements Store {
           body: note.body,
           tags: note.tags,
           createdAt: note.createdAt,
-          search: searchVector(note.title, note.tags, note.body),
-          titleLen: fieldLength(note.title),
-          tagsLen: fieldLength(note.tags.join(" ")),
-          bodyLen: fieldLength(note.body),
         })
-        .returning({ ...noteColumns, titleLen: posts.titleLen, tagsLen: posts.tagsLen, bodyLen: posts.bodyLen });
-      await this.addStats(tx, row.pk, 1, row);
+        .returning(noteColumns);
+      await indexNote(executor(tx), { pk: row.pk, title: note.title, tags: note.tags, body: note.body });
       return toNote(row);
     });
-  }
-
-  private async addStats(tx: Tx, pk: number, sign: 1 | -1, lengths: { titleLen: number; tagsLen: number; bodyLen: number }) {
-    const values = {
-      shard: pk % STATS_SHARDS,
-      notes: sign,
-      titleLen: sign * lengths.titleLen,
-      tagsLen: sign * lengths.tagsLen,
-      bodyLen: sign * lengths.bodyLen,
-    };
-    await tx
-      .insert(searchStats)
-      .values(values)
-      .onConflictDoUpdate({
-        target: searchStats.shard,
-        set: {
-          notes: sql`${searchStats.notes} + ${values.notes}`,
-          titleLen: sql`${searchStats.titleLen} + ${values.titleLen}`,
-          tagsLen: sql`${searchStats.tagsLen} + ${values.tagsLen}`,
-          bodyLen: sql`${searchStats.bodyLen} + ${values.bodyLen}`,
-        },
-      });
   }
 
   async getNote(id: string): Promise<NoteRecord | null> {
@@ -270,32 +262,34 @@ export class PostgresStore implements Store {
   async deleteNote(id: string, contributorNo: number): Promise<DeleteOutcome> {
     return this.db.transaction(async (tx): Promise<DeleteOutcome> => {
       const [note] = await tx
-        .select({ pk: posts.pk, contributorNo: posts.contributorNo, titleLen: posts.titleLen, tagsLen: posts.tagsLen, bodyLen: posts.bodyLen })
+        .select({ pk: posts.pk, contributorNo: posts.contributorNo })
         .from(posts)
         .where(eq(posts.id, id))
         .for("update");
       if (!note) return "missing";
       if (note.contributorNo !== contributorNo) return "not_author";
-      // Comments and votes go by ON DELETE CASCADE; the search entry is the row itself.
+      // Comments and votes go by ON DELETE CASCADE.
+      await unindexNote(executor(tx), note.pk);
       await tx.delete(posts).where(eq(posts.pk, note.pk));
-      await this.addStats(tx, note.pk, -1, note);
       return "deleted";
     });
   }
 
-  async listComments(noteId: string): Promise<CommentRecord[] | null> {
+  async listComments(noteId: string, limit: number): Promise<{ comments: CommentRecord[]; total: number } | null> {
+    // One snapshot: the count and the list agree while other replicas comment.
     return this.db.transaction(
       async (tx) => {
-        const [note] = await tx.select({ pk: posts.pk }).from(posts).where(eq(posts.id, noteId));
+        const [note] = await tx.select({ pk: posts.pk, commentCount: posts.commentCount }).from(posts).where(eq(posts.id, noteId));
         if (!note) return null;
         const rows = await tx
           .select({ contributorNo: comments.contributorNo, body: comments.body, createdAt: comments.createdAt })
           .from(comments)
           .where(eq(comments.postPk, note.pk))
-          .orderBy(comments.pk);
-        return rows.map((row) => ({ ...row, createdAt: Number(row.createdAt) }));
+          .orderBy(desc(comments.pk))
+          .limit(limit);
+        return { comments: rows.reverse().map((row) => ({ ...row, createdAt: Number(row.createdAt) })), total: note.commentCount };
       },
-      { accessMode: "read only" },
+      { isolationLevel: "repeatable read", accessMode: "read only" },
     );
   }
 
@@ -343,15 +337,17 @@ export class PostgresStore implements Store {
     });
   }
 
-  async search(plan: SearchPlan): Promise<NoteRecord[]> {
-    if (plan.words.length === 0) return [];
-    const ranked = await this.db.execute<{ pk: string | number }>(rankedPks(plan.words, plan.limit));
-    const pks = ranked.map((row) => Number(row.pk));
-    if (pks.length === 0) return [];
-    const rows = await this.db.select(noteColumns).from(posts).where(inArray(posts.pk, pks));
-    const byPk = new Map(rows.map((row) => [row.pk, row]));
-    // A note deleted between the two reads is left out.
-    return pks.flatMap((pk) => (byPk.has(pk) ? [toNote(byPk.get(pk)!)] : []));
+  async search(request: SearchRequest): Promise<NoteRecord[]> {
+    if (request.words.length === 0 || request.limit <= 0) return [];
+    // One snapshot for the statistics, postings, vectors and rows.
+    return this.db.transaction(
+      async (tx) => {
+        const source = new PostgresSearchSource(executor(tx));
+        const rows = await source.search(request, (pks) => tx.select(noteColumns).from(posts).where(inArray(posts.pk, pks)));
+        return rows.map(toNote);
+      },
+      { isolationLevel: "repeatable read", accessMode: "read only" },
+    );
   }
 
   async backup(): Promise<void> {
@@ -377,6 +373,22 @@ export class PostgresStore implements Store {
   async webEventCounts(): Promise<WebEventCount[]> {
     const rows = await this.db.select().from(webEventCounts).orderBy(webEventCounts.day, webEventCounts.event, webEventCounts.postId);
     return rows.map((row) => ({ ...row, count: Number(row.count), postId: row.postId === "" ? null : row.postId }));
+  }
+
+  async contributorList(email?: string): Promise<ContributorListing[]> {
+    const rows = await this.db.execute<{ contributorNo: number; email: string; active: boolean; createdAt: string; postCount: string }>(sql`
+      SELECT c.contributor_no AS "contributorNo", c.email, c.active, c.created_at AS "createdAt",
+             (SELECT count(*) FROM posts p WHERE p.contributor_no = c.contributor_no) AS "postCount"
+        FROM contributors c
+       WHERE ${email?.trim() ?? null}::text IS NULL OR lower(c.email) = lower(${email?.trim() ?? null}::text)
+       ORDER BY c.contributor_no`);
+    return rows.map((row) => ({
+      contributorNo: Number(row.contributorNo),
+      email: row.email,
+      active: row.active,
+      createdAt: Number(row.createdAt),
+      postCount: Number(row.postCount),
+    }));
   }
 
   async counts(): Promise<Counts> {
@@ -424,7 +436,7 @@ export class PostgresStore implements Store {
   }
 
   async markMailSent(id: number, at: number): Promise<void> {
-    await this.db.update(emailOutbox).set({ sentAt: at, leasedUntil: null }).where(and(eq(emailOutbox.id, id), isNull(emailOutbox.sentAt)));
+    await this.db.update(emailOutbox).set({ sentAt: at, leasedUntil: null, recipient: FORGOTTEN }).where(and(eq(emailOutbox.id, id), isNull(emailOutbox.sentAt)));
   }
 
   async markMailFailed(id: number, error: string, nextAttemptAt: number): Promise<void> {
@@ -437,7 +449,7 @@ export class PostgresStore implements Store {
   async markMailGivenUp(id: number, error: string, at: number): Promise<void> {
     await this.db
       .update(emailOutbox)
-      .set({ leasedUntil: null, lastError: error.slice(0, MAX_ERROR_CHARS), gaveUpAt: at })
+      .set({ leasedUntil: null, lastError: error.slice(0, MAX_ERROR_CHARS), gaveUpAt: at, recipient: FORGOTTEN })
       .where(and(eq(emailOutbox.id, id), isNull(emailOutbox.sentAt)));
   }
 

@@ -5,11 +5,13 @@ import journal from "../../../drizzle/meta/_journal.json";
 import init from "../../../drizzle/0000_init.sql" with { type: "text" };
 import searchIndex from "../../../drizzle/0001_search_index.sql" with { type: "text" };
 import emailOutbox from "../../../drizzle/0002_email_outbox.sql" with { type: "text" };
+import exactSearch from "../../../drizzle/0003_exact_search.sql" with { type: "text" };
 
 const files: Record<string, string> = {
   "0000_init": init,
   "0001_search_index": searchIndex,
   "0002_email_outbox": emailOutbox,
+  "0003_exact_search": exactSearch,
 };
 
 export interface Migration {

@@ -10,6 +10,13 @@ import type { MailKind, OutboxCounts, OutboxMail } from "../types.ts";
 import type * as schema from "./schema.ts";
 import { emailOutbox } from "./schema.ts";
 
+/**
+ * A row's address once it is sent or given up: the address is personal data
+ * needed only to deliver, so it goes (the row stays, for the counts). The
+ * column is NOT NULL, so an empty string rather than a migration.
+ */
+const FORGOTTEN = "";
+
 /** last_error is a diagnostic, not a log: keep it short. */
 const MAX_ERROR_CHARS = 500;
 
@@ -78,7 +85,7 @@ export class SqliteOutbox {
       // `sent_at IS NULL` in every update: a row once sent is never touched again.
       sent: db
         .update(emailOutbox)
-        .set({ sentAt: sql`${sql.placeholder("at")}`, leasedUntil: null })
+        .set({ sentAt: sql`${sql.placeholder("at")}`, leasedUntil: null, recipient: FORGOTTEN })
         .where(pendingWithId)
         .prepare(),
       failed: db
@@ -92,7 +99,7 @@ export class SqliteOutbox {
         .prepare(),
       gaveUp: db
         .update(emailOutbox)
-        .set({ leasedUntil: null, lastError: sql`${sql.placeholder("error")}`, gaveUpAt: sql`${sql.placeholder("at")}` })
+        .set({ leasedUntil: null, lastError: sql`${sql.placeholder("error")}`, gaveUpAt: sql`${sql.placeholder("at")}`, recipient: FORGOTTEN })
         .where(pendingWithId)
         .prepare(),
     };
@@ -122,6 +129,13 @@ export class SqliteOutbox {
 
   markGivenUp(id: number, error: string, at: number): void {
     this.statements.gaveUp.run({ id, error: error.slice(0, MAX_ERROR_CHARS), at });
+  }
+
+  /** Drops the address of every sent or given-up row that still has one. */
+  forgetFinishedAddresses(): void {
+    this.sqlite
+      .query("UPDATE email_outbox SET recipient = ? WHERE (sent_at IS NOT NULL OR gave_up_at IS NOT NULL) AND recipient <> ?")
+      .run(FORGOTTEN, FORGOTTEN);
   }
 
   counts(): OutboxCounts {

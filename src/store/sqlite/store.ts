@@ -9,6 +9,7 @@ import { and, count, desc, eq, sql } from "drizzle-orm";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import type {
   CommentRecord,
+  ContributorListing,
   KeyCandidate,
   Counts,
   DeleteOutcome,
@@ -16,23 +17,32 @@ import type {
   NewNote,
   NoteRecord,
   Readiness,
-  SearchPlan,
+  SearchRequest,
   Store,
   VoteOutcome,
   VoteValue,
   WebEventCount,
 } from "../types.ts";
 import { migrations } from "./migrations.ts";
-import { ChangeSignal } from "./change-signal.ts";
+import { BoundedCache } from "../bounded-cache.ts";
+import { ChangeSignal, NOTE_SIGNAL_FILE } from "./change-signal.ts";
 import { SqliteOutbox } from "./outbox.ts";
-import { searchNotes } from "./search.ts";
+import { SqliteSearch } from "./search.ts";
 import * as schema from "./schema.ts";
 import { comments, contributors, posts, votes, webEventCounts } from "./schema.ts";
 
 const MIGRATIONS_TABLE = "__drizzle_migrations";
 
-/** Notes kept in memory (~3 KB each on average). */
+/** Notes kept in memory at most, whatever their size; the byte budget is a setting (NOTE_CACHE_MB). */
 const NOTE_CACHE_ENTRIES = 10_000;
+const DEFAULT_NOTE_CACHE_BYTES = 64 * 1024 * 1024;
+
+/**
+ * What a cached note costs: its strings twice (the record and the JSON body
+ * the HTTP layer keeps per note version, see src/http/note-body.ts), at up to
+ * two bytes per UTF-16 unit, plus the objects around them.
+ */
+const noteBytes = (note: NoteRecord) => 4 * (note.title.length + note.body.length + note.tags.join("").length) + 600;
 
 /** The most request writes committed together. */
 const MAX_WRITE_BATCH = 256;
@@ -43,6 +53,8 @@ const UNAVAILABLE_CODES = ["SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_IOERR", "SQLI
 export interface SqliteOptions {
   dataDir: string;
   durability?: "normal" | "full";
+  /** Byte budget of the note cache (estimated; see noteBytes). */
+  noteCacheBytes?: number;
 }
 
 export function databasePath(dataDir: string): string {
@@ -85,17 +97,31 @@ export class SqliteStore implements Store {
    * Recently read notes. A note read costs two B-tree lookups on a UUID index
    * and half of a keyed GET's time; a hit costs a Map lookup. Every write that
    * changes a note (vote, comment, delete) drops its entry inside the write, so
-   * no stale score or count is served. Only the server process writes notes
-   * (the admin verbs never do), so no other connection can change them behind it.
+   * no stale score or count is served, and bumps the note signal after COMMIT:
+   * another server on the same directory sees the signal move on its next
+   * read and drops its whole cache (see getNote).
    */
-  private readonly noteCache = new BoundedCache<string, NoteRecord>(NOTE_CACHE_ENTRIES);
+  private readonly noteCache: BoundedCache<string, NoteRecord>;
   /** Announces key changes to every process on this data directory (see change-signal.ts). */
-  private readonly keyChanges: ChangeSignal;
+  private keyChanges: ChangeSignal;
+  /** Moves when a signal file is re-mapped, so the key generation moves too. */
+  private keyEpoch = 0;
+  /** Announces note changes (vote, comment, delete) to every server on this data directory. */
+  private noteChanges: ChangeSignal;
+  /** The note generation the cache reflects: every change up to it is in the cache. */
+  private notesSeen = NaN;
+  /** Set by a write that changed a note, so its batch bumps the note signal after COMMIT. */
+  private notesChanged = false;
   private writeQueue: { work: () => unknown; resolve: (value: unknown) => void; reject: (error: unknown) => void }[] = [];
   private flushScheduled = false;
   private readonly outbox: SqliteOutbox;
+  /** The search index, written in the same transactions as the notes (see search.ts). */
+  readonly searchIndex: SqliteSearch;
+
+  private readonly dataDir: string;
 
   constructor(options: SqliteOptions) {
+    this.dataDir = options.dataDir;
     // The file holds e-mail addresses and key digests: owner-only from the start
     // (SQLite gives the -wal and -shm files the database file's mode).
     mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
@@ -111,7 +137,51 @@ export class SqliteStore implements Store {
     this.sqlite.exec("PRAGMA cache_size = -32000");
     this.db = drizzle(this.sqlite, { schema });
     this.outbox = new SqliteOutbox(this.sqlite, this.db);
+    this.searchIndex = new SqliteSearch(this.sqlite);
     this.keyChanges = ChangeSignal.open(options.dataDir);
+    this.noteChanges = ChangeSignal.open(options.dataDir, NOTE_SIGNAL_FILE);
+    this.notesSeen = this.noteChanges.read();
+    this.noteCache = new BoundedCache(NOTE_CACHE_ENTRIES, options.noteCacheBytes ?? DEFAULT_NOTE_CACHE_BYTES, noteBytes);
+  }
+
+  /** True when this process made the key signal file (it was missing when the store opened). */
+  get keySignalCreated(): boolean {
+    return this.keyChanges.created;
+  }
+
+  /**
+   * Re-maps signal files that were removed or replaced since they were
+   * mapped, and says which; the server calls it every second. A re-mapped
+   * key signal moves the key generation (remembered keys are forgotten) and
+   * a re-mapped note signal empties the note cache.
+   */
+  remapReplacedSignals(): string[] {
+    const remapped: string[] = [];
+    if (this.keyChanges.replaced()) {
+      this.keyChanges = ChangeSignal.open(this.dataDir);
+      this.keyEpoch++;
+      remapped.push(this.keyChanges.path);
+    }
+    if (this.noteChanges.replaced()) {
+      this.noteChanges = ChangeSignal.open(this.dataDir, NOTE_SIGNAL_FILE);
+      this.notesSeen = NaN;
+      remapped.push(this.noteChanges.path);
+    }
+    return remapped;
+  }
+
+  /** Null when note changes are announced across processes; otherwise why not (notes are then never cached). */
+  get noteSignalOffReason(): string | null {
+    return this.noteChanges.unavailableReason;
+  }
+
+  /** True when the key signal file this process bumps is no longer the one at its path. */
+  get keySignalReplaced(): boolean {
+    return this.keyChanges.replaced();
+  }
+
+  keySignalUnsettled(): boolean {
+    return this.keySignalCreated || this.keySignalReplaced;
   }
 
   /** Null when key-standing changes are announced across processes; otherwise why not (keys are then never remembered). */
@@ -159,14 +229,14 @@ export class SqliteStore implements Store {
         .prepare(),
       postCount: db.select({ postCount: count() }).from(posts).where(eq(posts.contributorNo, no)).prepare(),
       recentPosts: db
-        .select({ title: posts.title, createdAt: posts.createdAt })
+        .select({ id: posts.id, title: posts.title, createdAt: posts.createdAt })
         .from(posts)
         .where(eq(posts.contributorNo, no))
         .orderBy(desc(posts.pk))
         .limit(sql.placeholder("limit"))
         .prepare(),
       latestNote: db
-        .select({ title: posts.title, body: posts.body, tags: posts.tags })
+        .select({ id: posts.id, title: posts.title, body: posts.body, tags: posts.tags })
         .from(posts)
         .where(eq(posts.contributorNo, no))
         .orderBy(desc(posts.pk))
@@ -186,12 +256,15 @@ export class SqliteStore implements Store {
         .prepare(),
       notePk: db.select({ pk: posts.pk, contributorNo: posts.contributorNo }).from(posts).where(eq(posts.id, id)).prepare(),
       deleteNote: db.delete(posts).where(eq(posts.pk, postPk)).prepare(),
+      // The newest first, to be cut at the limit and reversed.
       comments: db
         .select({ contributorNo: comments.contributorNo, body: comments.body, createdAt: comments.createdAt })
         .from(comments)
         .where(eq(comments.postPk, postPk))
-        .orderBy(comments.pk)
+        .orderBy(desc(comments.pk))
+        .limit(sql.placeholder("limit"))
         .prepare(),
+      commentCount: db.select({ commentCount: posts.commentCount }).from(posts).where(eq(posts.pk, postPk)).prepare(),
       insertComment: db
         .insert(comments)
         .values({ postPk, contributorNo: no, body: sql.placeholder("body"), createdAt: sql.placeholder("createdAt") })
@@ -263,6 +336,19 @@ export class SqliteStore implements Store {
     });
   }
 
+  /** Inside a write: drop the note's cache entry and have the batch announce the change after COMMIT. */
+  private noteChanged(id: string): void {
+    this.noteCache.delete(id);
+    this.notesChanged = true;
+  }
+
+  /** After COMMIT. When nobody else bumped meanwhile, our cache is still current: only our own entries changed, and they are gone. */
+  private announceNoteChanges(): void {
+    this.notesChanged = false;
+    const before = this.noteChanges.bump();
+    if (before === this.notesSeen) this.notesSeen = (before + 1) | 0;
+  }
+
   private flushWrites(): void {
     this.flushScheduled = false;
     const jobs = this.writeQueue.splice(0, MAX_WRITE_BATCH);
@@ -292,6 +378,7 @@ export class SqliteStore implements Store {
     try {
       this.tx.commit.run();
     } catch (error) {
+      this.notesChanged = false;
       try {
         this.tx.rollback.run();
       } catch {
@@ -300,6 +387,7 @@ export class SqliteStore implements Store {
       for (const job of jobs) job.reject(error);
       return;
     }
+    if (this.notesChanged) this.announceNoteChanges();
     jobs.forEach((job, i) => {
       const outcome = outcomes[i];
       if (outcome.ok) job.resolve(outcome.value);
@@ -323,6 +411,9 @@ export class SqliteStore implements Store {
           .query(`INSERT INTO ${MIGRATIONS_TABLE} (hash, created_at) VALUES (?, ?)`)
           .run(migration.hash, migration.createdAt);
       }
+      // Rows finished before addresses were dropped on sending (issue 12) lose theirs now.
+      this.outbox.forgetFinishedAddresses();
+      this.searchIndex.catchUp();
     });
   }
 
@@ -367,7 +458,8 @@ export class SqliteStore implements Store {
   }
 
   keyGeneration(): number {
-    return this.keyChanges.read();
+    // The epoch keeps the value moving when a replaced file is re-mapped (a new file starts at 0 again).
+    return this.keyChanges.read() + this.keyEpoch * 2 ** 33;
   }
 
   async setActive(contributorNo: number, active: boolean): Promise<boolean> {
@@ -395,20 +487,29 @@ export class SqliteStore implements Store {
   }
 
   async createNote(note: NewNote, isDuplicate: (latest: { title: string; body: string; tags: string[] }) => boolean) {
-    return this.write((): NoteRecord | "duplicate" => {
+    return this.write((): NoteRecord | { duplicateOf: string } => {
       const latest = this.statements.latestNote.get({ contributorNo: note.contributorNo });
-      if (latest && isDuplicate({ ...latest, tags: JSON.parse(latest.tags) })) return "duplicate";
-      return toNote(this.statements.insertNote.get({ ...note, tags: JSON.stringify(note.tags) })!);
+      if (latest && isDuplicate({ title: latest.title, body: latest.body, tags: JSON.parse(latest.tags) })) return { duplicateOf: latest.id };
+      const row = this.statements.insertNote.get({ ...note, tags: JSON.stringify(note.tags) })!;
+      this.searchIndex.add({ pk: row.pk, title: note.title, tags: note.tags, body: note.body });
+      return toNote(row);
     });
   }
 
   async getNote(id: string): Promise<NoteRecord | null> {
+    // Read before the row: a change committed meanwhile moves it past what is cached.
+    const generation = this.noteChanges.read();
+    if (generation !== this.notesSeen) {
+      // Another process changed a note (or the signal is off: NaN never equals).
+      this.noteCache.clear();
+      this.notesSeen = generation;
+    }
     const cached = this.noteCache.get(id);
     if (cached) return cached;
     const row = this.statements.noteById.get(id);
     if (!row) return null;
     const note = toNote(row);
-    this.noteCache.set(id, note);
+    if (!Number.isNaN(generation)) this.noteCache.set(id, note);
     return note;
   }
 
@@ -417,24 +518,27 @@ export class SqliteStore implements Store {
       const note = this.statements.notePk.get({ id });
       if (!note) return "missing";
       if (note.contributorNo !== contributorNo) return "not_author";
-      this.noteCache.delete(id);
-      // Comments and votes go by ON DELETE CASCADE, the search entry by trigger.
+      this.noteChanged(id);
+      // Comments and votes go by ON DELETE CASCADE.
+      this.searchIndex.remove(note.pk);
       this.statements.deleteNote.run({ postPk: note.pk });
       return "deleted";
     });
   }
 
-  async listComments(noteId: string): Promise<CommentRecord[] | null> {
+  async listComments(noteId: string, limit: number): Promise<{ comments: CommentRecord[]; total: number } | null> {
     const note = this.statements.notePk.get({ id: noteId });
     if (!note) return null;
-    return this.statements.comments.all({ postPk: note.pk });
+    // Synchronous reads: no write runs between them, so the count and the list agree.
+    const total = this.statements.commentCount.get({ postPk: note.pk })!.commentCount;
+    return { comments: this.statements.comments.all({ postPk: note.pk, limit }).reverse(), total };
   }
 
   async addComment(noteId: string, comment: { contributorNo: number; body: string; createdAt: number }) {
     return this.write(() => {
       const note = this.statements.notePk.get({ id: noteId });
       if (!note) return null;
-      this.noteCache.delete(noteId);
+      this.noteChanged(noteId);
       this.statements.insertComment.run({ postPk: note.pk, ...comment });
       const { commentCount } = this.statements.bumpCommentCount.get({ postPk: note.pk })!;
       return { comment, commentCount };
@@ -446,7 +550,7 @@ export class SqliteStore implements Store {
       const note = this.statements.notePk.get({ id: noteId });
       if (!note) return { kind: "missing" };
       if (note.contributorNo === contributorNo) return { kind: "own_note" };
-      this.noteCache.delete(noteId);
+      this.noteChanged(noteId);
       const key = { postPk: note.pk, contributorNo };
       const previous = (this.statements.vote.get(key)?.value ?? 0) as VoteValue;
       if (previous === value) return { kind: "ok", score: this.statements.score.get(key)!.score, value };
@@ -457,8 +561,8 @@ export class SqliteStore implements Store {
     });
   }
 
-  async search(plan: SearchPlan): Promise<NoteRecord[]> {
-    return searchNotes(this.sqlite, plan).map(toNote);
+  async search(request: SearchRequest): Promise<NoteRecord[]> {
+    return (await this.searchIndex.search(request)).map(toNote);
   }
 
   isUnavailable(error: unknown): boolean {
@@ -484,6 +588,23 @@ export class SqliteStore implements Store {
       .orderBy(webEventCounts.day, webEventCounts.event, webEventCounts.postId)
       .all()
       .map((row) => ({ ...row, postId: row.postId === "" ? null : row.postId }));
+  }
+
+  /**
+   * Contributors for `cairn admin contributors`, oldest first; with `email`,
+   * only that address (compared without case).
+   */
+  async contributorList(email?: string): Promise<ContributorListing[]> {
+    const rows = this.sqlite
+      .query<{ contributorNo: number; email: string; active: number; createdAt: number; postCount: number }, [string | null]>(
+        `SELECT c.contributor_no AS contributorNo, c.email, c.active, c.created_at AS createdAt,
+                (SELECT count(*) FROM posts p WHERE p.contributor_no = c.contributor_no) AS postCount
+           FROM contributors c
+          WHERE ?1 IS NULL OR lower(c.email) = lower(?1)
+          ORDER BY c.contributor_no`,
+      )
+      .all(email?.trim() ?? null);
+    return rows.map((row) => ({ ...row, active: row.active === 1 }));
   }
 
   async counts(): Promise<Counts> {
@@ -515,40 +636,5 @@ export class SqliteStore implements Store {
 
   async outboxCounts() {
     return this.outbox.counts();
-  }
-}
-
-/**
- * A Map bounded to `limit` entries with second-chance (CLOCK) eviction: a hit
- * only marks its entry, and eviction skips marked entries once. Moving an
- * entry to the back on every hit (exact LRU) cost two Map writes per read,
- * which showed up as a tenth of a cached GET's time.
- */
-class BoundedCache<K, V> {
-  private readonly entries = new Map<K, { value: V; used: boolean }>();
-  constructor(private readonly limit: number) {}
-
-  get(key: K): V | undefined {
-    const entry = this.entries.get(key);
-    if (entry === undefined) return undefined;
-    entry.used = true;
-    return entry.value;
-  }
-
-  set(key: K, value: V): void {
-    this.entries.delete(key);
-    this.entries.set(key, { value, used: false });
-    while (this.entries.size > this.limit) {
-      const [oldestKey, oldest] = this.entries.entries().next().value as [K, { value: V; used: boolean }];
-      this.entries.delete(oldestKey);
-      if (oldest.used) {
-        oldest.used = false;
-        this.entries.set(oldestKey, oldest);
-      }
-    }
-  }
-
-  delete(key: K): void {
-    this.entries.delete(key);
   }
 }

@@ -1,0 +1,110 @@
+// From a user's query to ranked notes, engine-neutral: the words searched for,
+// typo correction, then exact BM25F top-k (ranking.ts). An engine supplies a
+// SearchSource; nothing here knows SQL or FTS5 syntax.
+import { analyze } from "./analyzer.ts";
+import { rankTopK, type Ranked, type TermSource } from "./ranking.ts";
+import { bestCorrection, correctable, correctionRanges } from "./typos.ts";
+
+export const MAX_QUERY_WORDS = 16;
+
+// Letters, digits and combining marks: what a word is made of (analyzer.ts).
+const WORD = /[\p{L}\p{N}\p{M}]+/gu;
+
+/** The query's distinct words, lower-cased, in order (at most `max`). */
+export function queryWords(query: string, max = MAX_QUERY_WORDS): string[] {
+  const words: string[] = [];
+  const seen = new Set<string>();
+  for (const match of query.toLowerCase().matchAll(WORD)) {
+    const word = match[0];
+    if (seen.has(word)) continue;
+    seen.add(word);
+    words.push(word);
+    if (words.length === max) break;
+  }
+  return words;
+}
+
+/**
+ * English function words. They are searched like any word (their weight is
+ * small, and keeping them measured better: docs/search-quality.md); only when
+ * a query has more than MAX_QUERY_WORDS words are they the first to go.
+ */
+export const STOPWORDS = new Set(
+  (
+    "a an and are as at be but by can could did do does for from had has have how i if in into is it its " +
+    "my no not of on or our should so that the their then there these this to was we were what when where " +
+    "which while who why will with would you your"
+  ).split(" "),
+);
+
+export interface SearchRequest {
+  /** Lower-case words of letters, digits and marks only (never search syntax), at most MAX_QUERY_WORDS. */
+  words: string[];
+  limit: number;
+}
+
+/** The words searched for: every distinct word, function words dropped first past MAX_QUERY_WORDS. */
+export function searchRequest(query: string, limit: number): SearchRequest {
+  const all = queryWords(query, Infinity);
+  let words = all;
+  if (all.length > MAX_QUERY_WORDS) {
+    const content = all.filter((word) => !STOPWORDS.has(word));
+    const keep = new Set(content.length >= MAX_QUERY_WORDS ? content.slice(0, MAX_QUERY_WORDS) : [...content, ...all.filter((w) => STOPWORDS.has(w)).slice(0, MAX_QUERY_WORDS - content.length)]);
+    words = all.filter((word) => keep.has(word));
+  }
+  return { words, limit };
+}
+
+export interface SearchSource extends TermSource {
+  /** Index terms in [from, to) with the number of notes holding each (for typo correction). */
+  vocabulary(from: string, to: string): { term: string; doc: number }[] | Promise<{ term: string; doc: number }[]>;
+}
+
+/**
+ * The index terms a query's words search for. A word found in no note is
+ * replaced by the closest index term (typo tolerance); a word still in no note
+ * is left out.
+ */
+export async function queryTerms(source: SearchSource, words: string[]): Promise<string[]> {
+  const perWord = words.map((word) => analyze(word));
+  const flat = [...new Set(perWord.flat())];
+  const counts = new Map<string, number>();
+  (await source.tierCounts(flat)).forEach((tiers, i) => counts.set(flat[i], tiers.reduce((sum, n) => sum + n, 0)));
+  const terms = new Set<string>();
+  for (let i = 0; i < words.length; i++) {
+    const found = perWord[i].filter((term) => (counts.get(term) ?? 0) > 0);
+    if (found.length === 0 && correctable(words[i])) {
+      const vocabulary: { term: string; doc: number }[] = [];
+      for (const [from, to] of correctionRanges(words[i])) vocabulary.push(...(await source.vocabulary(from, to)));
+      const correction = bestCorrection(words[i], vocabulary);
+      if (correction) found.push(correction);
+    }
+    for (const term of found) terms.add(term);
+  }
+  return [...terms];
+}
+
+/** The best `limit` notes for the words (ties with the last included; see rankTopK). */
+export async function searchNotes(source: SearchSource, request: SearchRequest): Promise<Ranked[]> {
+  if (request.words.length === 0 || request.limit <= 0) return [];
+  return rankTopK(source, await queryTerms(source, request.words), request.limit);
+}
+
+/**
+ * The documented order of results: BM25F score, then net score, then the
+ * newer note (created_at, then pk), so equal texts are told apart stably.
+ */
+export function resultOrder<T extends { pk: number; score: number; createdAt: number }>(
+  ranked: Ranked[],
+  notes: T[],
+  limit: number,
+): T[] {
+  const relevance = new Map(ranked.map((r) => [r.key, r.score]));
+  return notes
+    .filter((note) => relevance.has(note.pk))
+    .sort(
+      (a, b) =>
+        relevance.get(b.pk)! - relevance.get(a.pk)! || b.score - a.score || b.createdAt - a.createdAt || b.pk - a.pk,
+    )
+    .slice(0, limit);
+}

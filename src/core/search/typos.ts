@@ -1,0 +1,77 @@
+// Typo tolerance: a query word found in no note is replaced by the closest
+// index term (docs/design.md, "Search").
+import { porterStem } from "./porter.ts";
+
+/** Optimal-string-alignment distance (edits and adjacent swaps), or max + 1 once it must exceed max. */
+export function editDistance(a: string, b: string, max: number): number {
+  if (Math.abs(a.length - b.length) > max) return max + 1;
+  let before = new Array<number>(b.length + 1).fill(0);
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = new Array<number>(b.length + 1);
+    current[0] = i;
+    let best = i;
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let d = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, before[j - 2] + 1);
+      current[j] = d;
+      if (d < best) best = d;
+    }
+    if (best > max) return max + 1;
+    before = previous;
+    previous = current;
+  }
+  return previous[b.length];
+}
+
+/** Words this short, or holding anything but a-z, are never corrected. */
+export const MIN_CORRECTED_LENGTH = 4;
+export const correctable = (word: string) => word.length >= MIN_CORRECTED_LENGTH && /^[a-z]+$/.test(word);
+
+/**
+ * Where a misspelt word's correction is looked for in the sorted index
+ * vocabulary: stems starting with the stem's first three letters, or with
+ * them after undoing a swap or an extra letter in second or third place.
+ * A substitution or a missing letter in the first three places is not
+ * corrected; that keeps the lookup to a few short ranges.
+ */
+export function correctionRanges(word: string): [string, string][] {
+  const s = porterStem(word);
+  const next = (prefix: string) => prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
+  const prefixes = [s.slice(0, 3), s[0] + s[2] + s[1], s[0] + s[1] + (s[3] ?? ""), s[0] + s[2] + (s[3] ?? "")];
+  return [...new Set(prefixes.filter((prefix) => prefix.length === 3))].map((prefix) => [prefix, next(prefix)]);
+}
+
+/**
+ * Endings the stemmer strips. A misspelt ending ("replicaton") hides the stem
+ * from the stemmer, so a term is also compared with the word as term + ending;
+ * the ending is a guess, so that comparison costs one edit more.
+ */
+const ENDINGS = ["", "e", "s", "es", "ed", "ing", "er", "ers", "ion", "ions", "ation", "ations", "ment", "ments", "ness", "y", "ies", "ied", "ly", "al", "ity", "ive", "ize", "ized", "ous", "able", "ance", "ence", "ism"];
+
+/** Edits allowed when correcting a word: one up to 8 letters, two from 9. */
+export const maxEdits = (word: string) => (word.length <= 8 ? 1 : 2);
+
+/**
+ * The index term closest to a word missing from the index, comparing stems
+ * and whole words (term + an ending, one edit dearer); ties go to the term in
+ * more notes.
+ * Null when nothing is within `maxEdits` of the word.
+ */
+export function bestCorrection(word: string, vocabulary: { term: string; doc: number }[]): string | null {
+  const stem = porterStem(word);
+  const max = maxEdits(word);
+  let best: { term: string; distance: number; doc: number } | null = null;
+  for (const { term, doc } of vocabulary) {
+    if (term === stem) continue;
+    let distance = editDistance(stem, term, max);
+    for (const ending of ENDINGS) {
+      if (distance <= 1) break;
+      distance = Math.min(distance, editDistance(word, term + ending, max - 1) + 1);
+    }
+    if (distance > max) continue;
+    if (!best || distance < best.distance || (distance === best.distance && doc > best.doc)) best = { term, distance, doc };
+  }
+  return best?.term ?? null;
+}

@@ -1,0 +1,47 @@
+// A note's term vector as one string an engine stores beside the note:
+//   "<title terms>,<tag terms>,<body terms> term:t,g,b term:n …"
+// (field lengths, then each distinct term with its count per field, or just
+// its body count when it is in the body only, the common case). Terms hold
+// only letters, digits and marks, so a space and a colon delimit them, and a
+// query term is found with one indexOf instead of parsing the whole vector.
+import type { Fields, TermVector } from "./analyzer.ts";
+
+export function encodeVector({ lengths, counts }: TermVector): string {
+  let out = lengths.join(",");
+  for (const [term, [t, g, b]] of counts) out += t === 0 && g === 0 ? ` ${term}:${b}` : ` ${term}:${t},${g},${b}`;
+  return out;
+}
+
+function readInt(text: string, from: number): [value: number, next: number] {
+  let value = 0;
+  let i = from;
+  for (; i < text.length; i++) {
+    const c = text.charCodeAt(i) - 48;
+    if (c < 0 || c > 9) break;
+    value = value * 10 + c;
+  }
+  return [value, i + 1];
+}
+
+function readTriple(text: string, from: number): Fields<number> {
+  const [a, i] = readInt(text, from);
+  if (text.charCodeAt(i - 1) !== 44 /* , */) return [0, 0, a];
+  const [b, j] = readInt(text, i);
+  const [c] = readInt(text, j);
+  return [a, b, c];
+}
+
+export const readLengths = (vector: string): Fields<number> => readTriple(vector, 0);
+
+/** A term's counts per field in a stored vector, or null when the note lacks it. */
+export function termCounts(vector: string, term: string): Fields<number> | null {
+  const at = vector.indexOf(` ${term}:`);
+  return at < 0 ? null : readTriple(vector, at + term.length + 2);
+}
+
+/** The distinct terms of a stored vector. */
+export function vectorTerms(vector: string): string[] {
+  const terms: string[] = [];
+  for (const entry of vector.split(" ").slice(1)) terms.push(entry.slice(0, entry.lastIndexOf(":")));
+  return terms;
+}

@@ -1,0 +1,114 @@
+// What an operator meets when something is wrong: a port already in use, an
+// unusable data directory, admin verbs given a bad path or file. Each must
+// fail with a non-zero exit and say what to do, never a raw library error.
+// Also: `admin stats` keys and `admin contributors`.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { adminJson, createNote, register, stats, type Contributor } from "../helpers/api.ts";
+import { BINARY, call, startServer, tempDir, type RunningServer } from "../helpers/server.ts";
+
+let server: RunningServer;
+const dirs: string[] = [];
+const scratch = () => {
+  const dir = tempDir("cairn-operator-");
+  dirs.push(dir);
+  return dir;
+};
+
+async function run(args: string[], env: Record<string, string>) {
+  const child = Bun.spawn([BINARY, ...args], { env: { ...process.env, LOG_LEVEL: "info", ...env }, stdout: "pipe", stderr: "pipe" });
+  const timer = setTimeout(() => child.kill(), 10_000);
+  const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+  clearTimeout(timer);
+  return { stdout, stderr, code };
+}
+
+let ada: Contributor;
+
+beforeAll(async () => {
+  server = await startServer({ binary: true });
+  ada = await register(server.url, { email: `Ada.${Date.now()}@Example.org` });
+  await register(server.url);
+  await createNote(server.url, ada.key);
+});
+
+afterAll(async () => {
+  await server?.stop();
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+describe("cairn serve", () => {
+  test("a second server on a port in use fails at start (no reusePort), and the first keeps all requests", async () => {
+    const port = new URL(server.url).port;
+    const second = await run(["serve"], { PORT: port, HOST: "127.0.0.1", DATA_DIR: scratch() });
+    expect(second.code).toBe(1);
+    expect(second.stdout).not.toContain("listening");
+    expect(second.stderr).toContain("already in use");
+    expect(second.stderr).toContain("--port");
+    // Every request still reaches the one server (with reusePort some went to the other database).
+    const me = await Promise.all(Array.from({ length: 10 }, () => call(server.url, "GET", "/v1/me", { key: ada.key })));
+    expect(me.map((res) => res.status)).toEqual(Array(10).fill(200));
+  });
+
+  test("a data directory that cannot be created: exit 1 and what to do", async () => {
+    const file = join(scratch(), "a-file");
+    writeFileSync(file, "not a directory");
+    const result = await run(["serve"], { PORT: "0", DATA_DIR: join(file, "data") });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("cannot open the database");
+    expect(result.stderr).toContain("--data-dir");
+  });
+});
+
+describe("cairn admin", () => {
+  test("stats keys are snake_case throughout", async () => {
+    const s = await stats(server);
+    const keys = (value: unknown): string[] =>
+      value && typeof value === "object"
+        ? Object.entries(value).flatMap(([key, inner]) => [...(Array.isArray(value) ? [] : [key]), ...keys(inner)])
+        : [];
+    await call(server.url, "POST", "/v1/web/events", { json: { event: "copy_link" } });
+    const all = keys(await stats(server));
+    expect(all).toContain("active_contributors");
+    expect(all).toContain("post_id");
+    for (const key of all) expect(key).toMatch(/^[a-z0-9_]+$/);
+    expect(s.active_contributors).toBeGreaterThanOrEqual(2);
+  });
+
+  test("contributors lists everyone; --email finds one address in any case", async () => {
+    const everyone = await adminJson(server, "contributors");
+    expect(everyone.length).toBeGreaterThanOrEqual(2);
+    expect(Object.keys(everyone[0]).sort()).toEqual(["active", "contributor_no", "created_at", "email", "post_count"]);
+    const found = await adminJson(server, "contributors", "--email", ada.email.toUpperCase());
+    expect(found).toEqual([{ contributor_no: ada.no, email: ada.email, active: true, created_at: ada.createdAt, post_count: 1 }]);
+    expect(await adminJson(server, "contributors", "--email", "nobody@example.org")).toEqual([]);
+  });
+
+  test("backup into a missing directory: exit 1, says to create it", async () => {
+    const result = await server.admin("backup", join(scratch(), "missing", "cairn.db"));
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("does not exist");
+    expect(result.stderr).toContain("mkdir -p");
+  });
+
+  test("restore of a file that is not a database: exit 1, says which file to give", async () => {
+    const bogus = join(scratch(), "notes.txt");
+    writeFileSync(bogus, "this is not SQLite ".repeat(100));
+    const target = join(scratch(), "restored");
+    mkdirSync(target);
+    const result = await server.admin("restore", bogus, "--data-dir", target);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("is not an SQLite database");
+    expect(result.stderr).toContain("cairn admin backup");
+  });
+
+  test("a data directory that cannot be opened: exit 1 and what to check", async () => {
+    const file = join(scratch(), "a-file");
+    writeFileSync(file, "x");
+    const result = await run(["admin", "provision", "--email", "x@example.org"], { DATA_DIR: join(file, "data") });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("cannot open the database");
+    expect(result.stderr).not.toContain("    at ");
+  });
+});
