@@ -96,7 +96,7 @@ ALTER TABLE "email_outbox" ADD CONSTRAINT "email_outbox_contributor_no_contribut
 ALTER TABLE "posts" ADD CONSTRAINT "posts_contributor_no_contributors_contributor_no_fk" FOREIGN KEY ("contributor_no") REFERENCES "public"."contributors"("contributor_no") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "votes" ADD CONSTRAINT "votes_post_pk_posts_pk_fk" FOREIGN KEY ("post_pk") REFERENCES "public"."posts"("pk") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "votes" ADD CONSTRAINT "votes_contributor_no_contributors_contributor_no_fk" FOREIGN KEY ("contributor_no") REFERENCES "public"."contributors"("contributor_no") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
-CREATE INDEX "comments_post_pk" ON "comments" USING btree ("post_pk","pk");--> statement-breakpoint
+CREATE INDEX "comments_post_time" ON "comments" USING btree ("post_pk","created_at","pk");--> statement-breakpoint
 CREATE INDEX "contributors_key_prefix" ON "contributors" USING btree ("key_prefix");--> statement-breakpoint
 CREATE INDEX "email_outbox_pending" ON "email_outbox" USING btree ("next_attempt_at") WHERE sent_at IS NULL AND gave_up_at IS NULL;--> statement-breakpoint
 CREATE INDEX "email_outbox_contributor" ON "email_outbox" USING btree ("contributor_no");--> statement-breakpoint

@@ -1,6 +1,7 @@
 // The engines the looped suites run on, and a fresh, empty database of each:
 // a temporary data directory for SQLite, a new database in the test process's
 // throwaway cluster for PostgreSQL (test/helpers/postgres.ts).
+import { describe } from "bun:test";
 import { rmSync } from "node:fs";
 import { loadConfig } from "../../src/config.ts";
 import { openStore } from "../../src/store/index.ts";
@@ -8,7 +9,8 @@ import type { Store } from "../../src/store/types.ts";
 import { freshDatabase, testEngines } from "./postgres.ts";
 import { tempDir } from "./server.ts";
 
-export type Engine = "sqlite" | "postgres";
+import type { Engine } from "./server.ts";
+export type { Engine };
 export { testEngines };
 
 export interface TestDatabase {
@@ -32,4 +34,12 @@ export async function freshTestDatabase(engine: Engine): Promise<TestDatabase> {
     open: () => openStore(config),
     cleanup: () => rmSync(dataDir, { recursive: true, force: true }),
   };
+}
+
+/**
+ * Runs a suite once per engine, inside `describe(engine)`: the black-box HTTP
+ * suites are written once and looped, like the store contract.
+ */
+export function forEachEngine(suite: (engine: Engine) => void): void {
+  for (const engine of testEngines()) describe(engine, () => suite(engine));
 }

@@ -109,6 +109,34 @@ export function storeContract(engine: Engine) {
       expect(isNote(second)).toBe(true);
     });
 
+    test("every character is kept as sent: NUL, U+E000, lone surrogates' replacements, emoji", async () => {
+      const odd = "a\u0000b \uE000 \uE0000 \uE000\uE000 \u0000\u0000 é 🦘";
+      const author = await contributor();
+      const made = (await a.createNote(note(author.contributorNo, { title: `t ${odd}`, body: `b ${odd}` }), never)) as NoteRecord;
+      expect(made.title).toBe(`t ${odd}`);
+      const read = await b.getNote(made.id);
+      expect([read?.title, read?.body]).toEqual([`t ${odd}`, `b ${odd}`]);
+      const seen: string[] = [];
+      await a.createNote(note(author.contributorNo), (latest) => (seen.push(latest.body), false));
+      expect(seen).toEqual([`b ${odd}`]);
+      await a.addComment(made.id, { contributorNo: author.contributorNo, body: odd, createdAt: 1 });
+      expect((await b.listComments(made.id, 10))?.comments[0].body).toBe(odd);
+      const mailed = await a.createContributor({ email: `x${odd}@example.org`, keyPrefix: "pnul", keyDigest: digest(1), createdAt: 1 });
+      expect((await b.contributorList(`x${odd}@example.org`)).map((c) => c.contributorNo)).toEqual([mailed.contributorNo]);
+    });
+
+    // On SQLite one writer commits in arrival order, so insertion order is time
+    // order; PostgreSQL's replicas commit concurrently, so it lists by time.
+    test.skipIf(engine === "sqlite")("comments list by time, whatever order they were written in", async () => {
+      const author = await contributor();
+      const n = (await a.createNote(note(author.contributorNo), never)) as NoteRecord;
+      // Two replicas may commit a later comment first.
+      await a.addComment(n.id, { contributorNo: author.contributorNo, body: "later", createdAt: 20 });
+      await b.addComment(n.id, { contributorNo: author.contributorNo, body: "earlier", createdAt: 10 });
+      expect((await a.listComments(n.id, 10))?.comments.map((c) => c.body)).toEqual(["earlier", "later"]);
+      expect((await a.listComments(n.id, 1))?.comments.map((c) => c.body)).toEqual(["later"]);
+    });
+
     test("comments count up exactly and list in order; a missing note gives null", async () => {
       const author = await contributor();
       const reader = await contributor();

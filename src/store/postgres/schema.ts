@@ -16,6 +16,22 @@ import {
 } from "drizzle-orm/pg-core";
 
 const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({ dataType: () => "bytea" });
+/**
+ * Text that may hold NUL. PostgreSQL's text cannot (SQLite's can, and Cairn
+ * keeps every character as sent: docs/design.md, "Input"), so U+0000 is
+ * stored as U+E000 "0" and U+E000 itself as U+E000 U+E000; reads undo it.
+ * Anything without either character is stored unchanged.
+ */
+const ESCAPE = "\uE000";
+export const encodeText = (value: string) =>
+  value.includes("\u0000") || value.includes(ESCAPE) ? value.replace(/[\u0000\uE000]/g, (c) => (c === "\u0000" ? `${ESCAPE}0` : ESCAPE + ESCAPE)) : value;
+export const decodeText = (value: string) => (value.includes(ESCAPE) ? value.replace(/\uE000([\s\S])/g, (_, c: string) => (c === "0" ? "\u0000" : ESCAPE)) : value);
+const anyText = customType<{ data: string; driverData: string }>({
+  dataType: () => "text",
+  toDriver: encodeText,
+  fromDriver: decodeText,
+});
+
 /** Epoch milliseconds. */
 const millis = (name: string) => bigint(name, { mode: "number" });
 
@@ -24,7 +40,7 @@ export const contributors = pgTable(
   {
     // An identity column: a contributor number is never handed out twice.
     contributorNo: integer("contributor_no").primaryKey().generatedAlwaysAsIdentity(),
-    email: text("email").notNull(),
+    email: anyText("email").notNull(),
     keyPrefix: text("key_prefix").notNull(),
     keyDigest: bytea("key_digest").notNull(),
     active: boolean("active").notNull().default(true),
@@ -41,8 +57,8 @@ export const posts = pgTable(
     contributorNo: integer("contributor_no")
       .notNull()
       .references(() => contributors.contributorNo),
-    title: text("title").notNull(),
-    body: text("body").notNull(),
+    title: anyText("title").notNull(),
+    body: anyText("body").notNull(),
     tags: text("tags").array().notNull().default(sql`'{}'::text[]`),
     score: integer("score").notNull().default(0),
     commentCount: integer("comment_count").notNull().default(0),
@@ -110,10 +126,11 @@ export const comments = pgTable(
     contributorNo: integer("contributor_no")
       .notNull()
       .references(() => contributors.contributorNo),
-    body: text("body").notNull(),
+    body: anyText("body").notNull(),
     createdAt: millis("created_at").notNull(),
   },
-  (table) => [index("comments_post_pk").on(table.postPk, table.pk)],
+  // Listed by time: replicas insert concurrently, so pk order need not be time order.
+  (table) => [index("comments_post_time").on(table.postPk, table.createdAt, table.pk)],
 );
 
 export const votes = pgTable(
@@ -154,7 +171,7 @@ export const emailOutbox = pgTable(
     contributorNo: integer("contributor_no")
       .notNull()
       .references(() => contributors.contributorNo),
-    recipient: text("recipient").notNull(),
+    recipient: anyText("recipient").notNull(),
     kind: text("kind").notNull(),
     createdAt: millis("created_at").notNull(),
     attempts: integer("attempts").notNull().default(0),

@@ -28,7 +28,7 @@ import type {
 } from "../types.ts";
 import { migrations } from "./migrations.ts";
 import * as schema from "./schema.ts";
-import { comments, contributors, emailOutbox, posts, votes, webEventCounts } from "./schema.ts";
+import { comments, contributors, decodeText, emailOutbox, encodeText, posts, votes, webEventCounts } from "./schema.ts";
 import { indexNote, PostgresSearchSource, unindexNote, type Execute } from "./search.ts";
 
 export interface PostgresOptions {
@@ -285,7 +285,7 @@ export class PostgresStore implements Store {
           .select({ contributorNo: comments.contributorNo, body: comments.body, createdAt: comments.createdAt })
           .from(comments)
           .where(eq(comments.postPk, note.pk))
-          .orderBy(desc(comments.pk))
+          .orderBy(desc(comments.createdAt), desc(comments.pk))
           .limit(limit);
         return { comments: rows.reverse().map((row) => ({ ...row, createdAt: Number(row.createdAt) })), total: note.commentCount };
       },
@@ -376,15 +376,16 @@ export class PostgresStore implements Store {
   }
 
   async contributorList(email?: string): Promise<ContributorListing[]> {
+    const filter = email === undefined ? null : encodeText(email.trim());
     const rows = await this.db.execute<{ contributorNo: number; email: string; active: boolean; createdAt: string; postCount: string }>(sql`
       SELECT c.contributor_no AS "contributorNo", c.email, c.active, c.created_at AS "createdAt",
              (SELECT count(*) FROM posts p WHERE p.contributor_no = c.contributor_no) AS "postCount"
         FROM contributors c
-       WHERE ${email?.trim() ?? null}::text IS NULL OR lower(c.email) = lower(${email?.trim() ?? null}::text)
+       WHERE ${filter}::text IS NULL OR lower(c.email) = lower(${filter}::text)
        ORDER BY c.contributor_no`);
     return rows.map((row) => ({
       contributorNo: Number(row.contributorNo),
-      email: row.email,
+      email: decodeText(row.email),
       active: row.active,
       createdAt: Number(row.createdAt),
       postCount: Number(row.postCount),
