@@ -405,34 +405,32 @@ export class PostgresStore implements Store {
   }
 
   async claimDueMail(now: number, limit: number, leaseMs: number): Promise<OutboxMail[]> {
-    const due = and(
-      isNull(emailOutbox.sentAt),
-      isNull(emailOutbox.gaveUpAt),
-      lte(emailOutbox.nextAttemptAt, now),
-      or(isNull(emailOutbox.leasedUntil), lte(emailOutbox.leasedUntil, now)),
-    );
-    // SKIP LOCKED: senders on several replicas claim disjoint rows without waiting on each other.
-    const claimable = this.db
-      .select({ id: emailOutbox.id })
-      .from(emailOutbox)
-      .where(due)
-      .orderBy(asc(emailOutbox.nextAttemptAt), asc(emailOutbox.id))
-      .limit(limit)
-      .for("update", { skipLocked: true });
-    const rows = await this.db
-      .update(emailOutbox)
-      .set({ leasedUntil: now + leaseMs, attempts: sql`${emailOutbox.attempts} + 1` })
-      .where(and(inArray(emailOutbox.id, claimable), due))
-      .returning({
-        id: emailOutbox.id,
-        contributorNo: emailOutbox.contributorNo,
-        recipient: emailOutbox.recipient,
-        kind: emailOutbox.kind,
-        createdAt: emailOutbox.createdAt,
-        attempts: emailOutbox.attempts,
-      });
+    // SKIP LOCKED: senders on several replicas claim disjoint rows without
+    // waiting on each other. The candidates are a MATERIALIZED CTE: as an
+    // `IN (subquery)` PostgreSQL may run the subquery more than once, and each
+    // run skips the rows the previous one locked, so a claim of 1 took every
+    // due row (found by the two-replica suite).
+    const rows = await this.db.execute<{ id: string; contributorNo: number; recipient: string; kind: string; createdAt: string; attempts: number }>(sql`
+      WITH claimable AS MATERIALIZED (
+        SELECT id FROM email_outbox
+         WHERE sent_at IS NULL AND gave_up_at IS NULL AND next_attempt_at <= ${now}
+           AND (leased_until IS NULL OR leased_until <= ${now})
+         ORDER BY next_attempt_at, id
+         LIMIT ${limit}
+         FOR UPDATE SKIP LOCKED
+      )
+      UPDATE email_outbox o SET leased_until = ${now + leaseMs}, attempts = o.attempts + 1
+        FROM claimable WHERE o.id = claimable.id
+      RETURNING o.id, o.contributor_no AS "contributorNo", o.recipient, o.kind, o.created_at AS "createdAt", o.attempts`);
     return rows
-      .map((row) => ({ ...row, id: Number(row.id), createdAt: Number(row.createdAt), kind: row.kind as MailKind }))
+      .map((row) => ({
+        id: Number(row.id),
+        contributorNo: Number(row.contributorNo),
+        recipient: decodeText(row.recipient),
+        kind: row.kind as MailKind,
+        createdAt: Number(row.createdAt),
+        attempts: Number(row.attempts),
+      }))
       .sort((a, b) => a.id - b.id);
   }
 
