@@ -8,7 +8,7 @@ import { dirname, resolve } from "node:path";
 import { ConfigError, loadConfig } from "../config.ts";
 import { AppError } from "../core/errors.ts";
 import { Cairn } from "../core/service.ts";
-import { openStore, SIGNAL_CHECK_MS, StoreNotFound } from "../store/index.ts";
+import { copySqliteToPostgres, CopyRefused, openStore, SIGNAL_CHECK_MS, StoreNotFound } from "../store/index.ts";
 import { databasePath } from "../store/sqlite/store.ts";
 import type { Store } from "../store/types.ts";
 
@@ -24,6 +24,11 @@ const HELP = `cairn admin — operator verbs on the data directory (DATA_DIR, de
   cairn admin backup FILE           online, consistent copy of the database into FILE (new file)
   cairn admin restore FILE          put a backup in place as DATA_DIR/cairn.db (DATA_DIR must hold no
                                     database yet: restore into a new directory, then point the server at it)
+  cairn admin copy --to postgres://…
+                                    copy the SQLite instance in DATA_DIR into an empty PostgreSQL database
+                                    (contributors and their keys, notes, comments, votes, counters, outbox),
+                                    then verify rows and a SHA-256 per table; stop the server first
+                                    (docs/operations.md, "Moving to PostgreSQL")
 
 With DATABASE_URL (or --database-url) set, the verbs work on that PostgreSQL database;
 backup and restore are then pg_dump's and pg_restore's (docs/deploy.md).
@@ -85,7 +90,7 @@ export async function runAdmin(args: string[]): Promise<number> {
     }
     throw error;
   }
-  const known = ["provision", "revoke", "activate", "contributors", "stats", "backup", "restore"];
+  const known = ["provision", "revoke", "activate", "contributors", "stats", "backup", "restore", "copy"];
   if (!known.includes(verb)) {
     console.error(`cairn admin: unknown verb "${verb}"\n\n${HELP}`);
     return 2;
@@ -95,6 +100,7 @@ export async function runAdmin(args: string[]): Promise<number> {
     return 2;
   }
   if (verb === "restore") return restore(rest[0], config.dataDir);
+  if (verb === "copy") return copy(flags.to, config.dataDir);
   let store: Store;
   try {
     store = openStore(config, { mustExist: verb !== "provision" });
@@ -220,6 +226,32 @@ async function waitIfSignalFileChanged(store: Store): Promise<void> {
     "cairn admin: DATA_DIR/key-generation was missing or replaced (it must not be removed while a server runs); a running server maps the new file within a second, waiting for it",
   );
   await Bun.sleep(2 * SIGNAL_CHECK_MS);
+}
+
+/** `admin copy --to URL`: the SQLite instance of DATA_DIR into an empty PostgreSQL database. */
+async function copy(to: string | undefined, dataDir: string): Promise<number> {
+  if (!to || !/^postgres(ql)?:\/\//.test(to)) {
+    console.error("cairn admin: give the target: `cairn admin copy --to postgres://user@host/db` (an empty database)");
+    return 2;
+  }
+  if (!existsSync(databasePath(dataDir))) {
+    console.error(`cairn admin: no database at ${databasePath(dataDir)} to copy (set DATA_DIR or --data-dir)`);
+    return 1;
+  }
+  try {
+    const report = await copySqliteToPostgres(dataDir, to);
+    const url = new URL(to);
+    print({ copied_to: `${url.hostname}${url.port ? `:${url.port}` : ""}${url.pathname}`, tables: report.tables, search_indexed: report.searchIndexed, ms: report.ms });
+    return 0;
+  } catch (error) {
+    if (error instanceof CopyRefused) {
+      console.error(`cairn admin: ${error.message}`);
+      return 1;
+    }
+    // Never the URL: it may hold a password.
+    console.error(`cairn admin: the copy failed (${(error as Error).message})`);
+    return 1;
+  }
 }
 
 /** Copies a backup into an empty data directory after checking it is a sound Cairn database. */
