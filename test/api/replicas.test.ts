@@ -100,6 +100,12 @@ describe.skipIf(!onPostgres)("two replicas on one PostgreSQL database", () => {
     for (const server of [a, b]) expectError(await call(server.url, "GET", "/v1/me", { key: who.key }), 401, "unauthorized");
     await adminJson(b, "activate", String(who.no));
     for (const server of [a, b]) expectStatus(await call(server.url, "GET", "/v1/me", { key: who.key }), 200);
+    // The listing verb reads the same database.
+    const listed = await adminJson(a, "contributors", "--email", who.email.toUpperCase());
+    expect(listed).toEqual([{ contributor_no: who.no, email: who.email, active: true, created_at: who.createdAt, post_count: 0 }]);
+    const backup = await a.admin("backup", "/tmp/never.db");
+    expect(backup.code).toBe(2);
+    expect(backup.stderr).toContain("pg_dump");
   });
 
   test("votes and comments through both replicas at once: exact score and count", async () => {
