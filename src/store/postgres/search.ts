@@ -112,7 +112,7 @@ export class PostgresSearchSource implements SearchSource {
     if (terms.length > 0) {
       const rows = await this.execute<{ term: string; tier: number; notes: number }>(sql`
         SELECT term, tier::int AS tier, notes FROM search_terms
-         WHERE term IN (SELECT jsonb_array_elements_text(${json(terms)}))`);
+         WHERE term = ANY (ARRAY(SELECT jsonb_array_elements_text(${json(terms)})))`);
       for (const row of rows) found.get(row.term)![Number(row.tier)] = Number(row.notes);
     }
     return terms.map((term) => found.get(term)!);
@@ -123,9 +123,11 @@ export class PostgresSearchSource implements SearchSource {
     if (term.tiers !== null) conditions.push(sql`p.tier IN (${sql.join(term.tiers.map((t) => sql`${t}`), sql`, `)})`);
     if (without.length > 0) conditions.push(sql`NOT ${holdsAny(without)}`);
     if (anyOf && anyOf.length > 0) conditions.push(holdsAny(anyOf));
+    const matching = sql`SELECT p.pk FROM search_postings p WHERE ${sql.join(conditions, sql` AND `)}`;
     // With a limit, the first notes by key, as FTS5 answers them on SQLite.
-    const tail = limit >= 0 ? sql` ORDER BY p.pk LIMIT ${limit}` : sql``;
-    const rows = await this.execute<{ pk: number }>(sql`SELECT p.pk FROM search_postings p WHERE ${sql.join(conditions, sql` AND `)}${tail}`);
+    // OFFSET 0 fences the filter in: otherwise PostgreSQL may walk the whole
+    // (pk, term) index in key order looking for the term (30-80 ms at 20k notes).
+    const rows = await this.execute<{ pk: number }>(limit >= 0 ? sql`SELECT pk FROM (${matching} OFFSET 0) m ORDER BY pk LIMIT ${limit}` : matching);
     return rows.map((row) => Number(row.pk));
   }
 
