@@ -197,6 +197,10 @@ export async function copySqliteToPostgres(dataDir: string, url: string): Promis
       }
     });
     sqlite.exec("COMMIT");
+    // Fresh statistics and visibility map: without them the planner guesses on
+    // the new tables, and the postings are read from the heap instead of
+    // index-only (search several times slower until autovacuum comes by).
+    await pg.unsafe("VACUUM (ANALYZE)");
 
     // Verify: the target's rows, read back, count and hash as the source's did.
     const report: CopyReport = { tables: {}, searchIndexed: indexed, ms: 0 };
