@@ -107,15 +107,19 @@ export class PostgresSearchSource implements SearchSource {
     return { notes: Number(t.notes), lengthSums: [Number(t.title), Number(t.tags), Number(t.body)] };
   }
 
+  /** Counts already read in this search's snapshot: the ranking asks again for the terms the query step looked up. */
+  private readonly known = new Map<string, number[]>();
+
   async tierCounts(terms: string[]): Promise<number[][]> {
-    const found = new Map(terms.map((term) => [term, new Array<number>(TIERS).fill(0)]));
-    if (terms.length > 0) {
+    const missing = [...new Set(terms.filter((term) => !this.known.has(term)))];
+    if (missing.length > 0) {
+      for (const term of missing) this.known.set(term, new Array<number>(TIERS).fill(0));
       const rows = await this.execute<{ term: string; tier: number; notes: number }>(sql`
         SELECT term, tier::int AS tier, notes FROM search_terms
-         WHERE term = ANY (ARRAY(SELECT jsonb_array_elements_text(${json(terms)})))`);
-      for (const row of rows) found.get(row.term)![Number(row.tier)] = Number(row.notes);
+         WHERE term = ANY (ARRAY(SELECT jsonb_array_elements_text(${json(missing)})))`);
+      for (const row of rows) this.known.get(row.term)![Number(row.tier)] = Number(row.notes);
     }
-    return terms.map((term) => found.get(term)!);
+    return terms.map((term) => [...this.known.get(term)!]);
   }
 
   async notesWith(term: TermAt, without: TermAt[], anyOf: TermAt[] | null, limit = -1): Promise<number[]> {
