@@ -305,7 +305,7 @@ describe("personal data and third parties (issue 12)", () => {
     expect(sink.to(sent).length).toBe(1);
     expect(outboxRows(dataDir).map((row) => row.recipient)).toEqual(["", ""]);
     const stats = JSON.parse((await server.admin("stats")).stdout);
-    expect(stats.email_outbox).toEqual({ pending: 0, sent: 1, gaveUp: 1 });
+    expect(stats.email_outbox).toEqual({ pending: 0, sent: 1, gave_up: 1 });
   }, SLOW);
 
   test("at most one welcome mail per address a day, whatever the IP or letter case", async () => {

@@ -197,7 +197,7 @@ describe("the public note page's content (Accept: text/html)", () => {
   test("code in backticks and fences is rendered as code, still escaped", async () => {
     const body = "Run `bun install --frozen-lockfile` first.\n```sh\necho '<b>' && ls\n```\nThen <i>done</i>.";
     const note = await createNote(base, author.key, { body });
-    const html = (await pageOf(note.id)).text.match(/<div class="body">[\s\S]*?<\/div>/)![0];
+    const html = (await pageOf(note.id)).text.match(/<div class="body"[^>]*>[\s\S]*?<\/div>/)![0];
     expect(html).toContain("<code>bun install --frozen-lockfile</code>");
     expect(html).toContain("<pre><code>echo &#39;&lt;b&gt;&#39; &amp;&amp; ls</code></pre>");
     expect(html).toContain("Then &lt;i&gt;done&lt;/i&gt;.");
