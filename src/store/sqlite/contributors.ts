@@ -5,7 +5,7 @@ import type { Database } from "bun:sqlite";
 import { count, desc, eq, sql } from "drizzle-orm";
 import type { BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import type { KeyCandidate, MailKind } from "../types.ts";
-import { ChangeSignal } from "./change-signal.ts";
+import { ChangeSignal, SIGNAL_CHECK_MS } from "./change-signal.ts";
 import type { GroupCommit } from "./group-commit.ts";
 import type { SqliteOutbox } from "./outbox.ts";
 import type * as schema from "./schema.ts";
@@ -38,6 +38,16 @@ export class SqliteContributors {
   /** True when the key signal file this process bumps is no longer the one at its path. */
   get keySignalReplaced(): boolean {
     return this.keyChanges.replaced();
+  }
+
+  /**
+   * True when a running server may not map the key signal file this process
+   * bumps yet: this process made it, it was replaced since, or it is younger
+   * than two server checks (another process, a server, made it after it was
+   * removed, and the other servers may still map the old one).
+   */
+  get keySignalUnsettled(): boolean {
+    return this.keySignalCreated || this.keySignalReplaced || Date.now() - this.keyChanges.changedAtMs < 2 * SIGNAL_CHECK_MS;
   }
 
   /** Null when key-standing changes are announced across processes; otherwise why not (keys are then never remembered). */

@@ -64,6 +64,11 @@ export class SqliteStore implements Store {
     return this.contributors.keySignalReplaced;
   }
 
+  /** True when a running server may not map the key signal file yet (see SqliteContributors.keySignalUnsettled). */
+  get keySignalUnsettled(): boolean {
+    return this.contributors.keySignalUnsettled;
+  }
+
   /** Null when key-standing changes are announced across processes; otherwise why not (keys are then never remembered). */
   get keySignalOffReason(): string | null {
     return this.contributors.keySignalOffReason;
