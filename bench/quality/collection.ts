@@ -3,7 +3,7 @@
 //   collection: notes {key, title, body, tags}, queries {id, text}, judgments query id → note key → grade.
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { uuidv7 } from "../../src/core/ids.ts";
 import { searchRequest } from "../../src/core/search/query.ts";
 import { SqliteStore } from "../../src/store/sqlite/store.ts";
@@ -17,8 +17,18 @@ export interface Collection {
   judgments: Record<string, Record<string, number>>;
 }
 
-/** ../shared/eval beside the project (or EVAL_DIR). */
-export const EVAL_DIR = process.env.EVAL_DIR ?? resolve(import.meta.dir, "../../../shared/eval");
+/**
+ * EVAL_DIR when set; otherwise shared/eval beside the project or beside any
+ * folder above it (a clone made elsewhere in the same workspace still finds it).
+ */
+export const EVAL_DIR = process.env.EVAL_DIR ?? findSharedEval(resolve(import.meta.dir, "../.."));
+
+function findSharedEval(project: string): string {
+  for (let dir = dirname(project); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, "shared/eval"))) return join(dir, "shared/eval");
+    if (dirname(dir) === dir) return join(dirname(project), "shared/eval");
+  }
+}
 
 const TAG = /^[a-z0-9][a-z0-9.+#-]*$/;
 

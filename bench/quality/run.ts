@@ -70,6 +70,7 @@ for (const collection of collections) {
     const half = Math.floor(ids.length / 2);
     console.log(line(`Cairn, first ${half} queries (tuning)`, measure(cairn, collection.judgments, ids.slice(0, half))));
     console.log(line(`Cairn, last ${ids.length - half} queries (held out)`, measure(cairn, collection.judgments, ids.slice(half))));
+    console.log(line(`plain, first ${half} queries`, measure(plain, collection.judgments, ids.slice(0, half))));
     console.log(line(`plain, last ${ids.length - half} queries`, measure(plain, collection.judgments, ids.slice(half))));
   }
   await loaded.close();

@@ -215,15 +215,17 @@ function warnIfUnsignalled(store: Store): void {
 
 /**
  * The key-generation file was missing when this command opened the store (it
- * made a new one), or was replaced while it ran: a running server still maps
- * the old file and did not see this bump. It maps the new file within
- * SIGNAL_CHECK_MS and then forgets every key it remembered; waiting twice
- * that keeps "revoked on the next request" true once this command returns.
+ * or a server made a new one moments ago), or was replaced while it ran: a
+ * running server may still map the old file and not see this bump. It maps
+ * the new file within SIGNAL_CHECK_MS and then forgets every key it
+ * remembered; waiting twice that keeps "revoked on the next request" true
+ * once this command returns. (A file changed in the last two seconds for
+ * another reason, a revoke just before, costs the same short wait.)
  */
 async function waitIfSignalFileChanged(store: Store): Promise<void> {
-  if (!store.keySignalUnsettled()) return;
+  if (!store.keySignalUnsettled) return;
   console.error(
-    "cairn admin: DATA_DIR/key-generation was missing or replaced (it must not be removed while a server runs); a running server maps the new file within a second, waiting for it",
+    "cairn admin: DATA_DIR/key-generation was missing or replaced, or was just made (it must not be removed while a server runs); a running server maps the new file within a second, waiting for it",
   );
   await Bun.sleep(2 * SIGNAL_CHECK_MS);
 }

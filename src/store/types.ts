@@ -122,7 +122,7 @@ export interface Store {
    * process made (a signal file created or replaced meanwhile): it does so
    * within SIGNAL_CHECK_MS, so `cairn admin` waits before returning.
    */
-  keySignalUnsettled(): boolean;
+  readonly keySignalUnsettled: boolean;
   /** Applies pending migrations. Safe to call from several processes at once. */
   migrate(): Promise<void>;
   readiness(): Promise<Readiness>;

@@ -2,7 +2,7 @@
 // caches notes and remembers keys; a change made through one process must be
 // seen through every other on the next request.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { rmSync, writeFileSync, renameSync } from "node:fs";
+import { existsSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { call, startServer, type RunningServer } from "../helpers/server.ts";
 import { createNote, expectError, NO_BREAKERS, register, type Contributor } from "../helpers/api.ts";
@@ -72,6 +72,18 @@ describe("a signal file removed or replaced while the servers run", () => {
     for (const server of [a, b]) expectError(await call(server.url, "GET", "/v1/me", { key: victim.key }), 401, "unauthorized");
     expect(revoke.stderr).toContain("key-generation was missing or replaced");
     expect(a.logs()).toContain("a change-signal file was removed or replaced");
+  });
+
+  test("a revoke right after one server re-made a removed file takes effect at the other too", async () => {
+    const victim = await register(a.url);
+    for (const server of [a, b]) expect((await call(server.url, "GET", "/v1/me", { key: victim.key })).status).toBe(200);
+    const path = join(a.dataDir, "key-generation");
+    rmSync(path);
+    // The first server to notice makes a new file; the other may still map the old one.
+    while (!existsSync(path)) await Bun.sleep(5);
+    const revoke = await a.admin("revoke", String(victim.no));
+    expect(revoke.code).toBe(0);
+    for (const server of [a, b]) expectError(await call(server.url, "GET", "/v1/me", { key: victim.key }), 401, "unauthorized");
   });
 
   test("a revoke after the file is replaced by a copy takes effect too", async () => {

@@ -31,7 +31,7 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { NEVER_SEEN_ID, NO_BREAKERS, call, createNote, register, type Contributor } from "../helpers/api.ts";
 import { startServer, type RunningServer } from "../helpers/server.ts";
-import { errorShapeProblem } from "./support.ts";
+import { errorAnswerProblem, errorShapeProblem } from "./support.ts";
 
 const SCALE = Number(process.env.FUZZ_SCALE ?? 1);
 const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined;
@@ -548,7 +548,7 @@ async function exerciseHeaders(req: HeaderReq): Promise<boolean> {
   // So is an HTTP/1.1 request without Host (RFC 9112 §3.2): Bun's own 400, no body.
   if (req.host === undefined && res.status === 400 && res.body === "") return true;
   if (res.status < 200 || res.status > 299) {
-    const problem = errorShapeProblem(res.status, res.headers["content-type"] ?? null, res.body);
+    const problem = errorAnswerProblem(req, res.status, res.headers["content-type"] ?? null, res.body);
     if (problem) throw new Error(`error shape (${problem}) for ${String(req[fc.toStringMethod]?.())}: ${res.raw} ${res.body.slice(0, 300)}`);
   }
   if ((res.headers["content-type"] ?? "").includes("json") && res.headers["x-content-type-options"] !== "nosniff") {
@@ -592,7 +592,7 @@ async function exercise(req: Req): Promise<boolean> {
 
   if (res.status >= 500) throw new Error(`${res.status} for ${show(req)}: ${text.slice(0, 300)}`);
   if ((res.status < 200 || res.status > 299) && upper !== "HEAD") {
-    const problem = errorShapeProblem(res.status, res.headers.get("content-type"), text);
+    const problem = errorAnswerProblem(req, res.status, res.headers.get("content-type"), text);
     if (problem) throw new Error(`error shape (${problem}) for ${show(req)}: ${res.status} ${text.slice(0, 300)}`);
   }
   if (res.status === 401 && !/^Bearer/.test(res.headers.get("www-authenticate") ?? "")) {

@@ -2,6 +2,7 @@
 // from /proc, and the contract's error table.
 import { existsSync, readFileSync } from "node:fs";
 import { BINARY, ROOT } from "../helpers/server.ts";
+import { prefersHtml } from "../../src/http/request-parts.ts";
 
 /** Builds dist/cairn with `bun run build` when it is missing (CI's `bun run test` builds it first). */
 export function ensureBinary(): void {
@@ -55,4 +56,37 @@ export function errorShapeProblem(status: number, contentType: string | null, te
   if (ERROR_STATUS[error.code] !== status) return `code ${error.code} with status ${status}`;
   if (typeof error.message !== "string" || error.message.length === 0) return "empty message";
   return null;
+}
+
+/**
+ * Why an error answer breaks the contract, or null. The one answer that is not
+ * error JSON by design: a browser (Accept preferring HTML) asking for a public
+ * note that is not there gets a small HTML page with the JSON's status
+ * (docs/api.md, GET /v1/public/posts/{post_id}).
+ */
+export function errorAnswerProblem(
+  req: { method: string; path: string; accept?: string },
+  status: number,
+  contentType: string | null,
+  text: string,
+): string | null {
+  const notePage =
+    req.method.toUpperCase() === "GET" &&
+    [req.path, normalisedPath(req.path)].some((path) => /^\/v1\/public\/posts\/[^/?#]+\/?(\?.*)?$/.test(path)) &&
+    prefersHtml(req.accept ?? null) &&
+    (status === 400 || status === 404);
+  // (A path that normalises to another route, `/v1/public/posts/..`, still answers error JSON.)
+  if (notePage && (contentType ?? "").startsWith("text/html")) {
+    return text.includes("<title>No note here") ? null : "the missing-note page lacks its title";
+  }
+  return errorShapeProblem(status, contentType, text);
+}
+
+/** The path as fetch sends it (dot segments resolved). */
+function normalisedPath(path: string): string {
+  try {
+    return new URL(path, "http://localhost").pathname;
+  } catch {
+    return path;
+  }
 }

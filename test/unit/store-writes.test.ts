@@ -1,7 +1,9 @@
 // Group commit in the SQLite store: concurrent request writes share one
 // transaction, in arrival order, each in its own savepoint.
+import { Database } from "bun:sqlite";
 import { expect, test } from "bun:test";
 import { uuidv7 } from "../../src/core/ids.ts";
+import { GroupCommit } from "../../src/store/sqlite/group-commit.ts";
 import { SqliteStore } from "../../src/store/sqlite/store.ts";
 import { tempDir } from "../helpers/server.ts";
 
@@ -30,19 +32,22 @@ test("concurrent writes commit together and see each other in arrival order", as
 });
 
 test("a failing write rolls back alone; the rest of its batch commits", async () => {
-  const { store, author } = await freshStore();
-  const write = (store as unknown as { write<T>(work: () => T): Promise<T> }).write.bind(store);
+  const sqlite = new Database(":memory:");
+  sqlite.exec("CREATE TABLE t (v TEXT)");
+  const batches: string[] = [];
+  const commit = new GroupCommit(sqlite, { committed: () => batches.push("committed"), failed: () => batches.push("failed") });
+  const insert = (v: string) => () => sqlite.run("INSERT INTO t (v) VALUES (?)", [v]);
   const results = await Promise.allSettled([
-    store.createNote(note(author, "kept 1"), () => false),
-    write(() => {
-      store.sqlite.run("INSERT INTO posts (id, contributor_no, title, body, tags, created_at) VALUES ('x', ?, 't', 'b', '[]', 1)", [author]);
+    commit.write(insert("kept 1")),
+    commit.write(() => {
+      insert("x")();
       throw new Error("this job fails after writing");
     }),
-    store.createNote(note(author, "kept 2"), () => false),
+    commit.write(insert("kept 2")),
   ]);
   expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
-  expect((await store.counts()).notes).toBe(2);
-  expect(store.sqlite.query("SELECT count(*) AS n FROM posts WHERE id = 'x'").get()).toEqual({ n: 0 });
+  expect(batches).toEqual(["committed"]);
+  expect(sqlite.query("SELECT v FROM t ORDER BY rowid").all()).toEqual([{ v: "kept 1" }, { v: "kept 2" }]);
 });
 
 test("a batch that cannot start (database locked) fails every job in it, and the store recovers", async () => {

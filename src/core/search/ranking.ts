@@ -245,7 +245,7 @@ export async function rankTopK(source: TermSource, terms: string[], k: number): 
   };
 
   // The seed: notes holding two of the rarest terms at once (each pair of the
-  // four rarest), a few per pair: likely among the best, they raise the k-th
+  // SEED_TERMS rarest), a few per pair: likely among the best, they raise the k-th
   // score before the first step, so that whole slices are dismissed unread.
   const rarest = query.map((_, term) => term).sort((x, y) => query[y].idf - query[x].idf).slice(0, SEED_TERMS);
   for (let i = 0; i < rarest.length; i++) {

@@ -110,7 +110,7 @@ export class PostgresStore implements Store {
   }
 
   /** A key change is seen by every replica's next request (keys are read each time). */
-  keySignalUnsettled(): boolean {
+  get keySignalUnsettled(): boolean {
     return false;
   }
 

@@ -33,6 +33,8 @@ export class ChangeSignal {
     private readonly identity: string | null,
     /** True when this process made the file (it was missing). */
     readonly created: boolean,
+    /** The file's status-change time (ms) when it was mapped: when it was made, or last written. */
+    readonly changedAtMs: number = 0,
   ) {}
 
   /**
@@ -49,7 +51,7 @@ export class ChangeSignal {
       const stat = statSync(path);
       if (stat.size < SIZE) return new ChangeSignal(null, `${path} is shorter than ${SIZE} bytes`, path, null, created);
       const mapped = Bun.mmap(path, { shared: true, size: SIZE });
-      return new ChangeSignal(new Int32Array(mapped.buffer, mapped.byteOffset, 1), null, path, identityOf(stat), created);
+      return new ChangeSignal(new Int32Array(mapped.buffer, mapped.byteOffset, 1), null, path, identityOf(stat), created, stat.ctimeMs);
     } catch (error) {
       return new ChangeSignal(null, `${path}: ${(error as Error).message}`, path, null, created);
     }

@@ -9,6 +9,7 @@ import type { BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import type { MailKind, OutboxCounts, OutboxMail } from "../types.ts";
 import type * as schema from "./schema.ts";
 import { emailOutbox } from "./schema.ts";
+import { onFirstUse } from "./on-first-use.ts";
 
 /**
  * A row's address once it is sent or given up: the address is personal data
@@ -21,16 +22,13 @@ const FORGOTTEN = "";
 const MAX_ERROR_CHARS = 500;
 
 export class SqliteOutbox {
-  private prepared?: ReturnType<SqliteOutbox["prepare"]>;
+  /** Built on first use, after migrations have made the tables. */
+  private readonly statements = onFirstUse(() => this.prepare());
 
   constructor(
     private readonly sqlite: Database,
     private readonly db: BunSQLiteDatabase<typeof schema>,
   ) {}
-
-  private get statements() {
-    return (this.prepared ??= this.prepare());
-  }
 
   private prepare() {
     const db = this.db;
@@ -107,28 +105,28 @@ export class SqliteOutbox {
 
   /** Queues one mail; runs inside the caller's transaction. */
   enqueue(mail: { contributorNo: number; recipient: string; kind: MailKind; createdAt: number }): void {
-    this.statements.insert.run(mail);
+    this.statements().insert.run(mail);
   }
 
   claimDue(now: number, limit: number, leaseMs: number): OutboxMail[] {
     // A plain read first: an idle poll takes no write lock.
-    if (!this.statements.anyDue.get({ now })) return [];
+    if (!this.statements().anyDue.get({ now })) return [];
     const claimed = this.sqlite
-      .transaction(() => this.statements.claim.all({ now, limit, leasedUntil: now + leaseMs }))
+      .transaction(() => this.statements().claim.all({ now, limit, leasedUntil: now + leaseMs }))
       .immediate();
     return claimed.map((row) => ({ ...row, kind: row.kind as MailKind })).sort((a, b) => a.id - b.id);
   }
 
   markSent(id: number, at: number): void {
-    this.statements.sent.run({ id, at });
+    this.statements().sent.run({ id, at });
   }
 
   markFailed(id: number, error: string, nextAttemptAt: number): void {
-    this.statements.failed.run({ id, error: error.slice(0, MAX_ERROR_CHARS), nextAttemptAt });
+    this.statements().failed.run({ id, error: error.slice(0, MAX_ERROR_CHARS), nextAttemptAt });
   }
 
   markGivenUp(id: number, error: string, at: number): void {
-    this.statements.gaveUp.run({ id, error: error.slice(0, MAX_ERROR_CHARS), at });
+    this.statements().gaveUp.run({ id, error: error.slice(0, MAX_ERROR_CHARS), at });
   }
 
   /** Drops the address of every sent or given-up row that still has one. */
