@@ -13,6 +13,10 @@ export interface Config {
   port: number;
   host: string;
   dataDir: string;
+  /** postgres://… selects the PostgreSQL engine; null keeps the embedded SQLite file in dataDir. */
+  databaseUrl: string | null;
+  /** Connections each process keeps to PostgreSQL (unused on SQLite). */
+  databasePoolSize: number;
   publicBaseUrl: string | null;
   /** Where the source lives (a web address), linked from the landing page; null hides the link. */
   sourceUrl: string | null;
@@ -87,6 +91,8 @@ export function loadConfig(env: Env = process.env): Config {
     port: intSetting(env, "PORT", 8080, 0, 65535),
     host: stringSetting(env, "HOST") ?? "127.0.0.1",
     dataDir: stringSetting(env, "DATA_DIR") ?? "./data",
+    databaseUrl: stringSetting(env, "DATABASE_URL"),
+    databasePoolSize: intSetting(env, "DATABASE_POOL_SIZE", 10, 1, 1000),
     publicBaseUrl: stringSetting(env, "PUBLIC_BASE_URL")?.replace(/\/+$/, "") ?? null,
     sourceUrl: urlSetting(env, "SOURCE_URL"),
     registration: choiceSetting(env, "REGISTRATION", ["open", "closed"] as const, "open"),
@@ -113,6 +119,10 @@ export function loadConfig(env: Env = process.env): Config {
       webEventsPerHour: intSetting(env, "WEB_EVENTS_PER_HOUR", 600),
     },
   };
+  if (config.databaseUrl !== null && !/^postgres(ql)?:\/\//.test(config.databaseUrl)) {
+    // The URL itself is not repeated: it may hold a password.
+    throw new ConfigError("DATABASE_URL must be a postgres:// or postgresql:// URL (unset it to use the embedded SQLite file)");
+  }
   if (config.emailEnabled) checkEmailSettings(config);
   return config;
 }

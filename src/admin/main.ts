@@ -8,8 +8,9 @@ import { dirname, resolve } from "node:path";
 import { ConfigError, loadConfig } from "../config.ts";
 import { AppError } from "../core/errors.ts";
 import { Cairn } from "../core/service.ts";
-import { SIGNAL_CHECK_MS } from "../store/sqlite/change-signal.ts";
-import { databasePath, SqliteStore } from "../store/sqlite/store.ts";
+import { copySqliteToPostgres, CopyRefused, openStore, SIGNAL_CHECK_MS, StoreNotFound } from "../store/index.ts";
+import { databasePath } from "../store/sqlite/store.ts";
+import type { Store } from "../store/types.ts";
 
 const HELP = `cairn admin — operator verbs on the data directory (DATA_DIR, default ./data)
 
@@ -23,8 +24,16 @@ const HELP = `cairn admin — operator verbs on the data directory (DATA_DIR, de
   cairn admin backup FILE           online, consistent copy of the database into FILE (new file)
   cairn admin restore FILE          put a backup in place as DATA_DIR/cairn.db (DATA_DIR must hold no
                                     database yet: restore into a new directory, then point the server at it)
+  cairn admin copy --to postgres://…
+                                    copy the SQLite instance in DATA_DIR into an empty PostgreSQL database
+                                    (contributors and their keys, notes, comments, votes, counters, outbox),
+                                    then verify rows and a SHA-256 per table; stop the server first
+                                    (docs/operations.md, "Moving to PostgreSQL")
 
-Flags: --data-dir D (overrides DATA_DIR). These verbs work while the server runs.
+With DATABASE_URL (or --database-url) set, the verbs work on that PostgreSQL database;
+backup and restore are then pg_dump's and pg_restore's (docs/deploy.md).
+
+Flags: --data-dir D (overrides DATA_DIR), --database-url URL (overrides DATABASE_URL). These verbs work while the server runs.
 Exit codes: 0 done, 1 failed (e.g. no such contributor), 2 usage error.
 `;
 
@@ -69,7 +78,11 @@ export async function runAdmin(args: string[]): Promise<number> {
   }
   let config;
   try {
-    config = loadConfig({ ...process.env, ...(flags["data-dir"] ? { DATA_DIR: flags["data-dir"] } : {}) });
+    config = loadConfig({
+      ...process.env,
+      ...(flags["data-dir"] ? { DATA_DIR: flags["data-dir"] } : {}),
+      ...(flags["database-url"] ? { DATABASE_URL: flags["database-url"] } : {}),
+    });
   } catch (error) {
     if (error instanceof ConfigError) {
       console.error(`cairn admin: ${error.message}`);
@@ -77,20 +90,25 @@ export async function runAdmin(args: string[]): Promise<number> {
     }
     throw error;
   }
-  const known = ["provision", "revoke", "activate", "contributors", "stats", "backup", "restore"];
+  const known = ["provision", "revoke", "activate", "contributors", "stats", "backup", "restore", "copy"];
   if (!known.includes(verb)) {
     console.error(`cairn admin: unknown verb "${verb}"\n\n${HELP}`);
     return 2;
   }
-  if (verb === "restore") return restore(rest[0], config.dataDir);
-  if (verb !== "provision" && !existsSync(databasePath(config.dataDir))) {
-    console.error(`cairn admin: no database at ${databasePath(config.dataDir)} (set DATA_DIR or --data-dir)`);
-    return 1;
+  if ((verb === "restore" || verb === "backup") && config.databaseUrl !== null) {
+    console.error(`cairn admin: on PostgreSQL, ${verb === "backup" ? "back up with pg_dump" : "restore with pg_restore"} (see docs/deploy.md)`);
+    return 2;
   }
-  let store: SqliteStore;
+  if (verb === "restore") return restore(rest[0], config.dataDir);
+  if (verb === "copy") return copy(flags.to, config.dataDir);
+  let store: Store;
   try {
-    store = new SqliteStore({ dataDir: config.dataDir, durability: config.durability });
+    store = openStore(config, { mustExist: verb !== "provision" });
   } catch (error) {
+    if (error instanceof StoreNotFound) {
+      console.error(`cairn admin: ${error.message}`);
+      return 1;
+    }
     console.error(
       `cairn admin: cannot open the database in ${config.dataDir} (${(error as Error).message}); ` +
         "check --data-dir or DATA_DIR and that this user may write there",
@@ -144,7 +162,7 @@ export async function runAdmin(args: string[]): Promise<number> {
       case "contributors": {
         if (rest.length > 0) throw new UsageError("contributors takes no argument; filter with --email E");
         print(
-          store.contributorList(flags.email).map((c) => ({
+          (await store.contributorList(flags.email)).map((c) => ({
             contributor_no: c.contributorNo,
             email: c.email,
             active: c.active,
@@ -159,6 +177,7 @@ export async function runAdmin(args: string[]): Promise<number> {
         const counts = await store.counts();
         const outbox = await store.outboxCounts();
         print({
+          engine: store.engine,
           contributors: counts.contributors,
           active_contributors: counts.activeContributors,
           notes: counts.notes,
@@ -187,7 +206,7 @@ export async function runAdmin(args: string[]): Promise<number> {
 }
 
 /** A running server remembers keys found valid and learns of revokes through DATA_DIR/key-generation. */
-function warnIfUnsignalled(store: SqliteStore): void {
+function warnIfUnsignalled(store: Store): void {
   if (store.keySignalOffReason === null) return;
   console.error(
     `cairn admin: the change is saved, but a running server was not told (${store.keySignalOffReason}); restart it to apply the change now`,
@@ -203,12 +222,38 @@ function warnIfUnsignalled(store: SqliteStore): void {
  * once this command returns. (A file changed in the last two seconds for
  * another reason, a revoke just before, costs the same short wait.)
  */
-async function waitIfSignalFileChanged(store: SqliteStore): Promise<void> {
+async function waitIfSignalFileChanged(store: Store): Promise<void> {
   if (!store.keySignalUnsettled) return;
   console.error(
     "cairn admin: DATA_DIR/key-generation was missing or replaced, or was just made (it must not be removed while a server runs); a running server maps the new file within a second, waiting for it",
   );
   await Bun.sleep(2 * SIGNAL_CHECK_MS);
+}
+
+/** `admin copy --to URL`: the SQLite instance of DATA_DIR into an empty PostgreSQL database. */
+async function copy(to: string | undefined, dataDir: string): Promise<number> {
+  if (!to || !/^postgres(ql)?:\/\//.test(to)) {
+    console.error("cairn admin: give the target: `cairn admin copy --to postgres://user@host/db` (an empty database)");
+    return 2;
+  }
+  if (!existsSync(databasePath(dataDir))) {
+    console.error(`cairn admin: no database at ${databasePath(dataDir)} to copy (set DATA_DIR or --data-dir)`);
+    return 1;
+  }
+  try {
+    const report = await copySqliteToPostgres(dataDir, to);
+    const url = new URL(to);
+    print({ copied_to: `${url.hostname}${url.port ? `:${url.port}` : ""}${url.pathname}`, tables: report.tables, search_indexed: report.searchIndexed, ms: report.ms });
+    return 0;
+  } catch (error) {
+    if (error instanceof CopyRefused) {
+      console.error(`cairn admin: ${error.message}`);
+      return 1;
+    }
+    // Never the URL: it may hold a password.
+    console.error(`cairn admin: the copy failed (${(error as Error).message})`);
+    return 1;
+  }
 }
 
 /** Copies a backup into an empty data directory after checking it is a sound Cairn database. */

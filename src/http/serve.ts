@@ -2,8 +2,8 @@
 import { ConfigError, loadConfig } from "../config.ts";
 import { Cairn } from "../core/service.ts";
 import { createMailer } from "../mail/index.ts";
-import { SIGNAL_CHECK_MS } from "../store/sqlite/change-signal.ts";
-import { SqliteStore } from "../store/sqlite/store.ts";
+import { openStore, SIGNAL_CHECK_MS, storeLocation } from "../store/index.ts";
+import type { Store } from "../store/types.ts";
 import { createApp } from "./app.ts";
 import { createLogger } from "./log.ts";
 
@@ -12,17 +12,19 @@ const DRAIN_TIMEOUT_MS = 10_000;
 const HELP = `cairn serve — run the Cairn server
 
 Settings come from the environment (see README): PORT (8080), HOST (127.0.0.1),
-DATA_DIR (./data), REGISTRATION (open|closed), SEARCH_RESULTS, SNIP_CHARS,
+DATA_DIR (./data), DATABASE_URL (postgres://… selects PostgreSQL instead of the
+SQLite file in DATA_DIR; docs/deploy.md), DATABASE_POOL_SIZE (10), REGISTRATION (open|closed), SEARCH_RESULTS, SNIP_CHARS,
 PUBLIC_BASE_URL, SOURCE_URL (the source's web address, linked from the landing page),
 TRUST_PROXY, LOG_LEVEL, DURABILITY (normal|full), SHUTDOWN_GRACE_MS,
 NOTE_CACHE_MB, WELCOME_MAILS_PER_ADDRESS_PER_DAY, the
 *_PER_HOUR breakers, and the welcome e-mail: EMAIL_ENABLED (0), SMTP_URL,
 EMAIL_FROM, EMAIL_RETRY_BASE_MS, EMAIL_RETRY_MAX_MS (docs/email.md).
-Flags mirror the most common ones: --port N, --host H, --data-dir D.
+Flags mirror the most common ones: --port N, --host H, --data-dir D,
+--database-url URL.
 `;
 
 function applyFlags(args: string[], env: Record<string, string | undefined>): Record<string, string | undefined> {
-  const names: Record<string, string> = { "--port": "PORT", "--host": "HOST", "--data-dir": "DATA_DIR" };
+  const names: Record<string, string> = { "--port": "PORT", "--host": "HOST", "--data-dir": "DATA_DIR", "--database-url": "DATABASE_URL" };
   const out = { ...env };
   for (let i = 0; i < args.length; i++) {
     const [flag, inline] = args[i].split(/=(.*)/s, 2);
@@ -53,14 +55,16 @@ export async function runServe(args: string[]): Promise<number> {
   const log = createLogger(config.logLevel);
   let accepting = false;
 
-  let store: SqliteStore;
+  let store: Store;
   try {
-    store = new SqliteStore({ dataDir: config.dataDir, durability: config.durability, noteCacheBytes: config.noteCacheBytes });
+    store = openStore(config);
     await store.migrate();
   } catch (error) {
     console.error(
-      `cairn serve: cannot open the database in ${config.dataDir} (${(error as Error).message}). ` +
-        "Give a directory this user can write with --data-dir or DATA_DIR, or fix its permissions.",
+      config.databaseUrl !== null
+        ? `cairn serve: cannot open the PostgreSQL database (${(error as Error).message}). Check DATABASE_URL or --database-url and that the server answers.`
+        : `cairn serve: cannot open the database in ${config.dataDir} (${(error as Error).message}). ` +
+            "Give a directory this user can write with --data-dir or DATA_DIR, or fix its permissions.",
     );
     return 1;
   }
@@ -96,7 +100,7 @@ export async function runServe(args: string[]): Promise<number> {
   }
   const server = app.server!;
   accepting = true;
-  log.notice("listening", { url: `http://${server.hostname}:${server.port}`, dataDir: config.dataDir });
+  log.notice("listening", { url: `http://${server.hostname}:${server.port}`, ...storeLocation(config) });
   const mailer = config.emailEnabled ? createMailer({ config, store, log }) : null;
   mailer?.start();
 

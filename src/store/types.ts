@@ -62,6 +62,14 @@ export interface Counts {
   votes: number;
 }
 
+export interface ContributorListing {
+  contributorNo: number;
+  email: string;
+  active: boolean;
+  createdAt: number;
+  postCount: number;
+}
+
 export interface WebEventCount {
   day: string;
   event: string;
@@ -91,7 +99,30 @@ export interface OutboxCounts {
   gaveUp: number;
 }
 
+/** Which engine a Store runs on; named in the start-up log and `admin stats`, never in the public probes. */
+export type StoreEngine = "sqlite" | "postgres";
+
 export interface Store {
+  readonly engine: StoreEngine;
+  /**
+   * Null when the server may remember keys found valid (keyGeneration works);
+   * otherwise why it may not, for a start-up warning.
+   */
+  readonly keySignalOffReason: string | null;
+  /** Null when notes may be cached (changes by other processes are seen); otherwise why not. */
+  readonly noteSignalOffReason: string | null;
+  /**
+   * Re-attaches change signals that were replaced under this process (SQLite's
+   * signal files) and names them; the server calls it every SIGNAL_CHECK_MS.
+   * Engines without such signals answer [].
+   */
+  remapReplacedSignals(): string[];
+  /**
+   * True when a running server may not yet see the last key change this
+   * process made (a signal file created or replaced meanwhile): it does so
+   * within SIGNAL_CHECK_MS, so `cairn admin` waits before returning.
+   */
+  readonly keySignalUnsettled: boolean;
   /** Applies pending migrations. Safe to call from several processes at once. */
   migrate(): Promise<void>;
   readiness(): Promise<Readiness>;
@@ -156,6 +187,8 @@ export interface Store {
   countWebEvent(day: string, event: string, postId: string | null): Promise<void>;
   webEventCounts(): Promise<WebEventCount[]>;
   counts(): Promise<Counts>;
+  /** Contributors for `cairn admin contributors`, oldest first; with `email`, only that address (compared without case). */
+  contributorList(email?: string): Promise<ContributorListing[]>;
 
   // E-mail outbox (used by src/mail).
   /**

@@ -6,6 +6,7 @@ import { expect } from "bun:test";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
+import { postgresBinDir } from "./postgres.ts";
 import { call, type RunningServer } from "./server.ts";
 
 export { call };
@@ -146,6 +147,23 @@ export function dataFiles(dir: string): { name: string; bytes: Buffer }[] {
     if (statSync(path).isFile()) out.push({ name, bytes: readFileSync(path) });
   }
   return out;
+}
+
+/**
+ * Where a server's stored data holds `needle` (as UTF-8 bytes): the names of
+ * its data files (SQLite: cairn.db, -wal, …), and on PostgreSQL also
+ * "pg_dump" when a plain dump of its database holds it. The engine-neutral
+ * way for a test to say "this is never stored".
+ */
+export async function storedIn(server: RunningServer, needle: string): Promise<string[]> {
+  const places = filesContaining(server.dataDir, needle);
+  if (server.databaseUrl !== null) {
+    const dump = Bun.spawn([join(postgresBinDir()!, "pg_dump"), "--no-owner", "--dbname", server.databaseUrl], { stdout: "pipe", stderr: "pipe" });
+    const [bytes, code] = await Promise.all([new Response(dump.stdout).arrayBuffer(), dump.exited]);
+    if (code !== 0) throw new Error(`pg_dump exited ${code}: ${await new Response(dump.stderr).text()}`);
+    if (Buffer.from(bytes).includes(Buffer.from(needle, "utf8"))) places.push("pg_dump");
+  }
+  return places;
 }
 
 /** Names of the data files in which `needle` occurs (as UTF-8 bytes). */

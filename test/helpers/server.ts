@@ -1,14 +1,24 @@
-// Starts a real Cairn server on a temporary data directory and a free port.
+// Starts a real Cairn server on a temporary data directory and a free port;
+// with `engine: "postgres"`, on a fresh database of the test process's
+// throwaway PostgreSQL instead (test/helpers/postgres.ts).
 import { mkdtempSync, rmSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { freshDatabase } from "./postgres.ts";
+
+export type Engine = "sqlite" | "postgres";
 
 export const ROOT = resolve(import.meta.dir, "../..");
 export const BINARY = join(ROOT, "dist/cairn");
 
 export interface RunningServer {
   url: string;
+  engine: Engine;
   dataDir: string;
+  /** The PostgreSQL database's URL (engine "postgres"), else null. */
+  databaseUrl: string | null;
+  /** The environment it runs with: a second server started with it shares its database. */
+  env: Record<string, string>;
   proc: ReturnType<typeof Bun.spawn>;
   /** Everything the server wrote to stdout and stderr so far. */
   logs: () => string;
@@ -22,6 +32,8 @@ export interface StartOptions {
   /** Use the compiled binary (dist/cairn) instead of `bun src/main.ts`. */
   binary?: boolean;
   dataDir?: string;
+  /** "sqlite" (the default) or "postgres": a new database unless env names one (DATABASE_URL). */
+  engine?: Engine;
 }
 
 export function command(binary: boolean): string[] {
@@ -39,13 +51,16 @@ export function tempDir(prefix = "cairn-test-"): string {
 export async function startServer(options: StartOptions = {}): Promise<RunningServer> {
   const dataDir = options.dataDir ?? tempDir();
   const ownsDir = options.dataDir === undefined;
-  const env = {
-    ...process.env,
+  const engine = options.engine ?? (options.env?.DATABASE_URL ? "postgres" : "sqlite");
+  const database: Record<string, string> = engine === "postgres" ? { DATABASE_URL: options.env?.DATABASE_URL ?? (await freshDatabase()) } : {};
+  const env: Record<string, string> = {
+    ...(process.env as Record<string, string>),
     HOST: "127.0.0.1",
     PORT: "0",
     DATA_DIR: dataDir,
     LOG_LEVEL: "info",
     ...options.env,
+    ...database,
   };
   const cmd = command(options.binary ?? false);
   const proc = Bun.spawn([...cmd, "serve"], { env, stdout: "pipe", stderr: "pipe", cwd: dataDir });
@@ -74,7 +89,10 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   }
   const server: RunningServer = {
     url,
+    engine,
     dataDir,
+    databaseUrl: env.DATABASE_URL ?? null,
+    env: { ...options.env, ...database },
     proc,
     logs: () => output,
     stop: async (signal: NodeJS.Signals = "SIGTERM") => {

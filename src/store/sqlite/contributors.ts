@@ -108,7 +108,8 @@ export class SqliteContributors {
   }
 
   keyCandidates(prefix: string): KeyCandidate[] {
-    return this.statements().keyCandidates.all(prefix);
+    // SQLite answers `active = 1` as 0 or 1; the interface (and the contract suite) say boolean.
+    return this.statements().keyCandidates.all(prefix).map((c) => ({ ...c, active: Boolean(c.active) }));
   }
 
   keyGeneration(): number {

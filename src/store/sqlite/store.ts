@@ -28,6 +28,7 @@ export interface SqliteOptions {
 }
 
 export class SqliteStore implements Store {
+  readonly engine = "sqlite" as const;
   readonly sqlite: Database;
   private readonly db: BunSQLiteDatabase<typeof schema>;
   private readonly commit: GroupCommit;
@@ -151,7 +152,7 @@ export class SqliteStore implements Store {
     return this.contributors.summary(contributorNo, recentLimit);
   }
   /** Contributors for `cairn admin contributors`, oldest first; with `email`, only that address (compared without case). */
-  contributorList(email?: string) {
+  async contributorList(email?: string) {
     return this.contributors.list(email);
   }
 

@@ -1,0 +1,138 @@
+// Issue 10's figures: keyed GET, create and search on the SQLite engine, on
+// PostgreSQL with one replica and with two replicas on one database, in the
+// same run, with wrk. Also the cost of reading the key on every request (what
+// PostgreSQL pays so that a revoke is refused on the next request at every
+// replica) and the time `cairn admin copy` takes to move the seeded instance.
+//   bun run build && bun bench/replicas.ts [--notes 20000] [--duration 5] [--connections 32]
+// The PostgreSQL is the tests' throwaway cluster (test/helpers/postgres.ts:
+// Debian's package, fsync off). Two replicas on a 2-core host share the cores
+// with the database and wrk: the figures show the overhead, not scaling.
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { PostgresStore } from "../src/store/postgres/store.ts";
+import { SqliteStore } from "../src/store/sqlite/store.ts";
+import { freshDatabase } from "../test/helpers/postgres.ts";
+
+const args = Object.fromEntries(
+  process.argv.slice(2).reduce<[string, string][]>((pairs, arg, i, all) => {
+    if (arg.startsWith("--")) pairs.push([arg.slice(2), all[i + 1]]);
+    return pairs;
+  }, []),
+);
+const notes = Number(args.notes ?? 20_000);
+const duration = Number(args.duration ?? 5);
+const connections = Number(args.connections ?? 32);
+const root = join(import.meta.dir, "..");
+const binary = join(root, "dist/cairn");
+const work = mkdtempSync(join(tmpdir(), "cairn-replicas-"));
+const dataDir = join(work, "data");
+
+const seed = Bun.spawnSync([process.execPath, join(root, "bench/seed.ts"), "--dir", dataDir, "--notes", String(notes), "--contributors", "2000"], {
+  stdout: "inherit",
+  stderr: "inherit",
+});
+if (seed.exitCode !== 0) throw new Error("seeding failed");
+const { keys, ids, queries } = JSON.parse(readFileSync(join(dataDir, "keys.json"), "utf8")) as { keys: string[]; ids: string[]; queries: string[] };
+
+const url = await freshDatabase("bench");
+const copyStarted = performance.now();
+const copy = Bun.spawnSync([binary, "admin", "copy", "--to", url], { env: { ...process.env, DATA_DIR: dataDir } });
+if (copy.exitCode !== 0) throw new Error(`copy failed: ${copy.stderr.toString()}`);
+const copyMs = performance.now() - copyStarted;
+
+const breakersOff = { POSTS_PER_HOUR: "0", SEARCHES_PER_HOUR: "0", VOTES_PER_HOUR: "0", COMMENTS_PER_HOUR: "0", LOG_LEVEL: "warn" };
+async function serve(port: number, env: Record<string, string>) {
+  const proc = Bun.spawn([binary, "serve"], { env: { ...process.env, ...breakersOff, PORT: String(port), HOST: "127.0.0.1", DATA_DIR: dataDir, ...env }, stdout: "ignore", stderr: "inherit" });
+  for (;;) {
+    try {
+      if ((await fetch(`http://127.0.0.1:${port}/v1/readyz`)).ok) return proc;
+    } catch {}
+    await Bun.sleep(20);
+  }
+}
+
+interface Figures { rps: number; p50: number; p99: number; non2xx: number }
+const ms = (s: string) => (s.endsWith("us") ? parseFloat(s) / 1000 : s.endsWith("ms") ? parseFloat(s) : parseFloat(s) * 1000);
+function parse(out: string): Figures {
+  const pct = (p: string) => ms(out.match(new RegExp(`\\s${p}%\\s+(\\S+)`))?.[1] ?? "0");
+  return {
+    rps: parseFloat(out.match(/Requests\/sec:\s+([\d.]+)/)?.[1] ?? "0"),
+    p50: pct("50"),
+    p99: pct("99"),
+    non2xx: parseInt(out.match(/Non-2xx or 3xx responses:\s+(\d+)/)?.[1] ?? "0"),
+  };
+}
+/** wrk against each URL at once (connections split between them); req/s summed, latencies the worst. */
+/** `script` may depend on the wrk process's index, so two processes never send the same note (a 409). */
+async function wrk(urls: string[], script: string | ((index: number) => string), c = connections, seconds = duration): Promise<Figures> {
+  const each = Math.max(1, Math.floor(c / urls.length));
+  const runs = await Promise.all(
+    urls.map(async (u, index) => {
+      const file = join(work, `s${Math.random().toString(36).slice(2)}.lua`);
+      writeFileSync(file, typeof script === "string" ? script : script(index));
+      const proc = Bun.spawn(["wrk", `-t${Math.min(2, each)}`, `-c${each}`, `-d${seconds}s`, "--latency", "-s", file, u], { stdout: "pipe" });
+      return parse(await new Response(proc.stdout).text());
+    }),
+  );
+  return {
+    rps: runs.reduce((sum, r) => sum + r.rps, 0),
+    p50: Math.max(...runs.map((r) => r.p50)),
+    p99: Math.max(...runs.map((r) => r.p99)),
+    non2xx: runs.reduce((sum, r) => sum + r.non2xx, 0),
+  };
+}
+
+const lua = (s: string) => JSON.stringify(s);
+const keyList = `local keys = {${keys.slice(0, 2000).map(lua).join(",")}}
+local threads = 0
+function setup(thread) thread:set("tid", threads); threads = threads + 1 end
+tid = 0
+local function key(n) return keys[((n * 4 + tid) % #keys) + 1] end`;
+const getScript = `${keyList}\nlocal ids = {${ids.map(lua).join(",")}}\nlocal n = 0\nrequest = function()\n n = n + 1\n return wrk.format("GET", "/v1/posts/" .. ids[(n % #ids) + 1], {["Authorization"] = "Bearer " .. key(n)})\nend`;
+const searchScript = `${keyList}\nlocal q = {${queries.map((q) => lua(JSON.stringify({ query: q }))).join(",")}}\nlocal n = 0\nrequest = function()\n n = n + 1\n return wrk.format("POST", "/v1/search", {["Authorization"] = "Bearer " .. key(n), ["Content-Type"] = "application/json"}, q[(n % #q) + 1])\nend`;
+const createScript = (run: string) => (index: number) =>
+  `${keyList.replace("n * 4 + tid", `n * 4 + tid + ${index * 2}`)}\nlocal n = 0\nrequest = function()\n n = n + 1\n return wrk.format("POST", "/v1/posts", {["Authorization"] = "Bearer " .. key(n), ["Content-Type"] = "application/json"}, '{"title":"bench ${run} ${index} ' .. tid .. '-' .. n .. '","body":"a body of words about replicas and postgres, number ' .. n .. ' ' .. os.time() .. '","tags":["bench"]}')\nend`;
+
+const rows: [string, string, Figures][] = [];
+const setups: [string, Record<string, string>[]][] = [
+  ["SQLite", [{}]],
+  ["PostgreSQL, 1 replica", [{ DATABASE_URL: url }]],
+  ["PostgreSQL, 2 replicas", [{ DATABASE_URL: url }, { DATABASE_URL: url }]],
+];
+let port = 18800;
+for (const [name, envs] of setups) {
+  const procs = await Promise.all(envs.map((env) => serve(++port, env)));
+  const urls = procs.map((_, i) => `http://127.0.0.1:${port - procs.length + 1 + i}/`);
+  await wrk(urls, getScript, connections, 2); // warm-up
+  rows.push([name, "GET /v1/posts/{id}, valid key", await wrk(urls, getScript)]);
+  rows.push([name, "POST /v1/search, 1 connection", await wrk(urls.slice(0, 1), searchScript, 1)]);
+  rows.push([name, `POST /v1/search, ${connections} connections`, await wrk(urls, searchScript)]);
+  rows.push([name, "POST /v1/posts", await wrk(urls, createScript(name.replace(/\W/g, "")), connections, Math.max(duration, 8))]);
+  for (const proc of procs) proc.kill("SIGTERM");
+  await Promise.all(procs.map((proc) => proc.exited));
+}
+
+// What a keyed request costs on each engine when the key is not remembered:
+// the prefix lookup, sequentially, in-process (PostgreSQL: one round trip).
+async function keyLookupMicros(store: SqliteStore | PostgresStore): Promise<number> {
+  const prefixes = keys.slice(0, 500).map((key) => key.slice(0, 12));
+  for (const prefix of prefixes) await store.keyCandidates(prefix);
+  const started = performance.now();
+  for (let i = 0; i < 5_000; i++) await store.keyCandidates(prefixes[i % prefixes.length]);
+  return ((performance.now() - started) * 1000) / 5_000;
+}
+const sqlite = new SqliteStore({ dataDir });
+const pg = new PostgresStore({ url, poolSize: 4 });
+const sqliteKeyUs = await keyLookupMicros(sqlite);
+const pgKeyUs = await keyLookupMicros(pg);
+await sqlite.close();
+await pg.close();
+
+console.log(`\nCairn replicas bench: ${notes} notes, wrk -c${connections} -d${duration}s (creates ${Math.max(duration, 8)}s), ${new Date().toISOString()}, load ${readFileSync("/proc/loadavg", "utf8").trim()}`);
+console.log("| engine | scenario | req/s | p50 ms | p99 ms | non-2xx |\n|---|---|---|---|---|---|");
+for (const [engine, scenario, f] of rows) console.log(`| ${engine} | ${scenario} | ${Math.round(f.rps)} | ${f.p50.toFixed(2)} | ${f.p99.toFixed(2)} | ${f.non2xx} |`);
+console.log(`\nkey lookup by prefix (the per-request key read), in-process, sequential: SQLite ${sqliteKeyUs.toFixed(1)} µs, PostgreSQL ${pgKeyUs.toFixed(1)} µs`);
+console.log(`cairn admin copy of ${notes} notes into PostgreSQL: ${(copyMs / 1000).toFixed(1)} s (${copy.stdout.toString().match(/"ms": (\d+)/)?.[1] ?? "?"} ms inside)`);
+process.exit(0);

@@ -1,0 +1,37 @@
+// The one place that names an engine: `serve` and `admin` open their Store here.
+import type { Config } from "../config.ts";
+import { PostgresStore } from "./postgres/store.ts";
+import { databasePath, SqliteStore } from "./sqlite/store.ts";
+import type { Store } from "./types.ts";
+import { existsSync } from "node:fs";
+
+export class StoreNotFound extends Error {}
+
+/** Moving up: a SQLite instance into an empty PostgreSQL database (`cairn admin copy`). */
+export { copySqliteToPostgres, CopyRefused } from "./copy.ts";
+
+/** How often a server calls Store.remapReplacedSignals. */
+export { SIGNAL_CHECK_MS } from "./sqlite/change-signal.ts";
+
+/**
+ * The configured Store: PostgreSQL when DATABASE_URL is set, else the SQLite
+ * file in DATA_DIR. With `mustExist`, a SQLite file that is not there yet is
+ * an error (StoreNotFound) instead of a new, empty database.
+ */
+export function openStore(
+  config: Pick<Config, "dataDir" | "databaseUrl" | "databasePoolSize" | "durability"> & Partial<Pick<Config, "noteCacheBytes">>,
+  options: { mustExist?: boolean } = {},
+): Store {
+  if (config.databaseUrl !== null) return new PostgresStore({ url: config.databaseUrl, poolSize: config.databasePoolSize });
+  if (options.mustExist && !existsSync(databasePath(config.dataDir))) {
+    throw new StoreNotFound(`no database at ${databasePath(config.dataDir)} (set DATA_DIR or --data-dir, or DATABASE_URL)`);
+  }
+  return new SqliteStore({ dataDir: config.dataDir, durability: config.durability, noteCacheBytes: config.noteCacheBytes });
+}
+
+/** Where the store lives, for the start-up log line: never the URL (it may hold a password). */
+export function storeLocation(config: Pick<Config, "dataDir" | "databaseUrl">): Record<string, string> {
+  if (config.databaseUrl === null) return { engine: "sqlite", dataDir: config.dataDir };
+  const url = new URL(config.databaseUrl);
+  return { engine: "postgres", database: `${url.hostname}${url.port ? `:${url.port}` : ""}${url.pathname}` };
+}

@@ -1,0 +1,188 @@
+// The PostgreSQL engine's tables: the same resources as src/store/sqlite/schema.ts,
+// in PostgreSQL's types. drizzle-kit writes the migrations in drizzle/postgres/
+// from this file (drizzle.postgres.config.ts).
+import { sql } from "drizzle-orm";
+import {
+  bigint,
+  boolean,
+  check,
+  customType,
+  index,
+  integer,
+  pgTable,
+  primaryKey,
+  smallint,
+  text,
+} from "drizzle-orm/pg-core";
+
+const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({ dataType: () => "bytea" });
+/**
+ * Text that may hold NUL. PostgreSQL's text cannot (SQLite's can, and Cairn
+ * keeps every character as sent: docs/design.md, "Input"), so U+0000 is
+ * stored as U+E000 "0" and U+E000 itself as U+E000 U+E000; reads undo it.
+ * Anything without either character is stored unchanged.
+ */
+const ESCAPE = "\uE000";
+export const encodeText = (value: string) =>
+  value.includes("\u0000") || value.includes(ESCAPE) ? value.replace(/[\u0000\uE000]/g, (c) => (c === "\u0000" ? `${ESCAPE}0` : ESCAPE + ESCAPE)) : value;
+export const decodeText = (value: string) => (value.includes(ESCAPE) ? value.replace(/\uE000([\s\S])/g, (_, c: string) => (c === "0" ? "\u0000" : ESCAPE)) : value);
+const anyText = customType<{ data: string; driverData: string }>({
+  dataType: () => "text",
+  toDriver: encodeText,
+  fromDriver: decodeText,
+});
+
+/** Epoch milliseconds. */
+const millis = (name: string) => bigint(name, { mode: "number" });
+
+export const contributors = pgTable(
+  "contributors",
+  {
+    // An identity column: a contributor number is never handed out twice.
+    contributorNo: integer("contributor_no").primaryKey().generatedAlwaysAsIdentity(),
+    email: anyText("email").notNull(),
+    keyPrefix: text("key_prefix").notNull(),
+    keyDigest: bytea("key_digest").notNull(),
+    active: boolean("active").notNull().default(true),
+    createdAt: millis("created_at").notNull(),
+  },
+  (table) => [index("contributors_key_prefix").on(table.keyPrefix)],
+);
+
+export const posts = pgTable(
+  "posts",
+  {
+    pk: bigint("pk", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
+    id: text("id").notNull().unique(),
+    contributorNo: integer("contributor_no")
+      .notNull()
+      .references(() => contributors.contributorNo),
+    title: anyText("title").notNull(),
+    body: anyText("body").notNull(),
+    tags: text("tags").array().notNull().default(sql`'{}'::text[]`),
+    score: integer("score").notNull().default(0),
+    commentCount: integer("comment_count").notNull().default(0),
+    createdAt: millis("created_at").notNull(),
+  },
+  (table) => [index("posts_contributor_pk").on(table.contributorNo, table.pk)],
+);
+
+// Search (src/store/postgres/search.ts): the same index the SQLite engine keeps
+// (src/store/sqlite/search.ts), as plain tables. Terms are made by
+// src/core/search/analyzer.ts, so both engines index and rank alike.
+
+/** Which notes hold each term, per impact tier (a note holds a term in exactly one tier). */
+export const searchPostings = pgTable(
+  "search_postings",
+  {
+    term: text("term").notNull(),
+    tier: smallint("tier").notNull(),
+    pk: bigint("pk", { mode: "number" }).notNull(),
+  },
+  (table) => [
+    primaryKey({ columns: [table.term, table.tier, table.pk] }),
+    // "does note pk hold term t" (the without / anyOf filters) and deletes by note.
+    index("search_postings_pk_term").on(table.pk, table.term),
+  ],
+);
+
+/** Each note's term vector (src/core/search/vector.ts). */
+export const searchVectors = pgTable("search_vectors", {
+  pk: bigint("pk", { mode: "number" }).primaryKey(),
+  vector: text("vector").notNull(),
+});
+
+/** How many notes hold each term, per impact tier. */
+export const searchTerms = pgTable(
+  "search_terms",
+  {
+    term: text("term").notNull(),
+    tier: smallint("tier").notNull(),
+    notes: integer("notes").notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.term, table.tier] })],
+);
+
+/**
+ * Corpus sizes (notes, terms per field), one row per shard: a write adds to
+ * the row of its note's pk % shards, so concurrent creates on several
+ * replicas seldom wait on one row lock; readers sum the rows.
+ */
+export const searchTotals = pgTable("search_totals", {
+  shard: integer("shard").primaryKey(),
+  notes: bigint("notes", { mode: "number" }).notNull().default(0),
+  titleTerms: bigint("title_terms", { mode: "number" }).notNull().default(0),
+  tagTerms: bigint("tag_terms", { mode: "number" }).notNull().default(0),
+  bodyTerms: bigint("body_terms", { mode: "number" }).notNull().default(0),
+});
+
+export const comments = pgTable(
+  "comments",
+  {
+    pk: bigint("pk", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
+    postPk: bigint("post_pk", { mode: "number" })
+      .notNull()
+      .references(() => posts.pk, { onDelete: "cascade" }),
+    contributorNo: integer("contributor_no")
+      .notNull()
+      .references(() => contributors.contributorNo),
+    body: anyText("body").notNull(),
+    createdAt: millis("created_at").notNull(),
+  },
+  // Listed by time: replicas insert concurrently, so pk order need not be time order.
+  (table) => [index("comments_post_time").on(table.postPk, table.createdAt, table.pk)],
+);
+
+export const votes = pgTable(
+  "votes",
+  {
+    postPk: bigint("post_pk", { mode: "number" })
+      .notNull()
+      .references(() => posts.pk, { onDelete: "cascade" }),
+    contributorNo: integer("contributor_no")
+      .notNull()
+      .references(() => contributors.contributorNo),
+    value: integer("value").notNull(),
+    createdAt: millis("created_at").notNull(),
+  },
+  (table) => [
+    primaryKey({ columns: [table.postPk, table.contributorNo] }),
+    check("votes_value_check", sql`${table.value} IN (-1, 1)`),
+  ],
+);
+
+export const webEventCounts = pgTable(
+  "web_event_counts",
+  {
+    day: text("day").notNull(),
+    event: text("event").notNull(),
+    // '' for counters that are not per note.
+    postId: text("post_id").notNull().default(""),
+    count: bigint("count", { mode: "number" }).notNull().default(0),
+  },
+  (table) => [primaryKey({ columns: [table.day, table.event, table.postId] })],
+);
+
+/** The e-mail outbox: as on SQLite (see there); claims use FOR UPDATE SKIP LOCKED. */
+export const emailOutbox = pgTable(
+  "email_outbox",
+  {
+    id: bigint("id", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
+    contributorNo: integer("contributor_no")
+      .notNull()
+      .references(() => contributors.contributorNo),
+    recipient: anyText("recipient").notNull(),
+    kind: text("kind").notNull(),
+    createdAt: millis("created_at").notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    nextAttemptAt: millis("next_attempt_at").notNull(),
+    leasedUntil: millis("leased_until"),
+    lastError: text("last_error"),
+    sentAt: millis("sent_at"),
+    gaveUpAt: millis("gave_up_at"),
+  },
+  (table) => [
+    index("email_outbox_pending").on(table.nextAttemptAt).where(sql`sent_at IS NULL AND gave_up_at IS NULL`),
+    index("email_outbox_contributor").on(table.contributorNo),
+  ],
+);

@@ -1,0 +1,101 @@
+// Issue 10, point 5: `cairn admin copy --to postgres://…` moves a SQLite
+// instance into an empty PostgreSQL database. After the move every key works,
+// every note, comment, vote and counter is there, search finds the notes, new
+// numbers continue after the copied ones, and a second copy into the same
+// database (or any non-empty one) is refused. PostgreSQL only.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { adminJson, call, createNote, expectStatus, NO_BREAKERS, register, type Contributor } from "../helpers/api.ts";
+import { freshDatabase, testEngines } from "../helpers/postgres.ts";
+import { startServer, tempDir, type RunningServer } from "../helpers/server.ts";
+
+const onPostgres = testEngines().includes("postgres");
+
+describe.skipIf(!onPostgres)("cairn admin copy --to postgres://…", () => {
+  const dataDir = tempDir();
+  let target: string;
+  let moved: RunningServer;
+  let people: Contributor[];
+  let notes: { id: string; title: string }[];
+  let before: any;
+  let copyRun: { code: number; stdout: string; stderr: string };
+
+  beforeAll(async () => {
+    const source = await startServer({ dataDir, env: NO_BREAKERS });
+    people = [await register(source.url), await register(source.url), await register(source.url)];
+    notes = [];
+    for (const [i, text] of ["Quokka migrations in the wild", "Wombat replicas \u0000 with a NUL", "Numbat backups"].entries()) {
+      notes.push(await createNote(source.url, people[i % 2].key, { title: text, body: `Body ${i}: ${text}`, tags: [`t${i}`] }));
+    }
+    expectStatus(await call(source.url, "POST", `/v1/posts/${notes[0].id}/vote`, { key: people[1].key, json: { vote: "up" } }), 200);
+    expectStatus(await call(source.url, "POST", `/v1/posts/${notes[0].id}/comments`, { key: people[2].key, json: { body: "kept?" } }), 201);
+    expectStatus(await call(source.url, "GET", `/v1/public/posts/${notes[0].id}`, { headers: { accept: "text/html" } }), 200);
+    await adminJson(source, "revoke", String(people[2].no));
+    before = await adminJson(source, "stats");
+    await source.stop();
+
+    target = await freshDatabase("copy");
+    copyRun = await source.admin("copy", "--to", target);
+    moved = await startServer({ env: { ...NO_BREAKERS, DATABASE_URL: target } });
+  });
+
+  afterAll(async () => {
+    await moved?.stop();
+  });
+
+  test("the copy reports every table with its rows and checksum, and never prints the URL", () => {
+    expect(copyRun.stderr).toBe("");
+    expect(copyRun.code).toBe(0);
+    const report = JSON.parse(copyRun.stdout);
+    expect(report.tables.contributors.rows).toBe(3);
+    expect(report.tables.posts.rows).toBe(3);
+    expect(report.tables.comments.rows).toBe(1);
+    expect(report.tables.votes.rows).toBe(1);
+    for (const table of Object.values(report.tables) as { sha256: string }[]) expect(table.sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(report.search_indexed).toBe(3);
+    expect(copyRun.stdout + copyRun.stderr).not.toContain(target);
+  });
+
+  test("after the move: keys work, revoked stays revoked, notes, votes, comments and counters are there", async () => {
+    const after = await adminJson(moved, "stats");
+    expect(after.engine).toBe("postgres");
+    const { engine: _e, ...same } = after;
+    const { engine: _s, ...was } = before;
+    expect(same).toEqual(was);
+    for (const who of people.slice(0, 2)) {
+      const me = await call(moved.url, "GET", "/v1/me", { key: who.key });
+      expectStatus(me, 200);
+      expect(me.data.contributor_no).toBe(who.no);
+    }
+    expect((await call(moved.url, "GET", "/v1/me", { key: people[2].key })).status).toBe(401);
+    for (const note of notes) {
+      const read = await call(moved.url, "GET", `/v1/posts/${note.id}`, { key: people[0].key });
+      expect(read.data).toEqual(note.id === notes[0].id ? { ...note, score: 1, comment_count: 1 } : note);
+    }
+    const comments = await call(moved.url, "GET", `/v1/posts/${notes[0].id}/comments`, { key: people[0].key });
+    expect(comments.data.comments.map((c: { body: string }) => c.body)).toEqual(["kept?"]);
+  });
+
+  test("search finds the copied notes; new contributors and notes continue the numbering", async () => {
+    const found = await call(moved.url, "POST", "/v1/search", { key: people[0].key, json: { query: "wombat replica" } });
+    expect(found.data.results[0].id).toBe(notes[1].id);
+    const newcomer = await register(moved.url);
+    expect(newcomer.no).toBe(4);
+    const fresh = await createNote(moved.url, newcomer.key, { title: "After the move" });
+    expectStatus(await call(moved.url, "DELETE", `/v1/posts/${fresh.id}`, { key: newcomer.key }), 200);
+    expectStatus(await call(moved.url, "POST", `/v1/posts/${notes[1].id}/vote`, { key: newcomer.key, json: { vote: "down" } }), 200);
+  });
+
+  test("a second copy into the same database, or into one holding other tables, is refused", async () => {
+    const again = await moved.admin("copy", "--to", target, "--data-dir", dataDir);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain("already holds Cairn data");
+    const other = await freshDatabase("other");
+    const sql = new Bun.SQL(other, { max: 1 });
+    await sql`CREATE TABLE invoices (id int)`;
+    await sql.close();
+    const refused = await moved.admin("copy", "--to", other, "--data-dir", dataDir);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("not empty");
+    expect((await moved.admin("copy")).code).toBe(2);
+  });
+});

@@ -1,0 +1,155 @@
+// Issue 10, point 4: any number of `cairn serve` processes on one PostgreSQL
+// database behave as one service. Two replicas (two processes, one database):
+// a note written through one is read, voted, commented and deleted through the
+// other at once; a revoke is refused on the very next request at both; counts
+// stay exact and the duplicate-post rule holds under races across replicas;
+// each welcome e-mail is sent once. PostgreSQL only (SQLite's several
+// processes on one DATA_DIR are multi-process.test.ts).
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createServer } from "node:net";
+import { adminJson, call, createNote, expectError, expectStatus, NO_BREAKERS, register, unique, type Contributor } from "../helpers/api.ts";
+import { MailSink } from "../helpers/mail-sink.ts";
+import { freshDatabase, testEngines } from "../helpers/postgres.ts";
+import { startServer, type RunningServer } from "../helpers/server.ts";
+
+const onPostgres = testEngines().includes("postgres");
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+describe.skipIf(!onPostgres)("two replicas on one PostgreSQL database", () => {
+  let a: RunningServer;
+  let b: RunningServer;
+  let sink: MailSink;
+  let author: Contributor;
+  let reader: Contributor;
+
+  beforeAll(async () => {
+    sink = new MailSink(await freePort());
+    await sink.up();
+    const env = {
+      ...NO_BREAKERS,
+      DATABASE_URL: await freshDatabase("replicas"),
+      EMAIL_ENABLED: "1",
+      SMTP_URL: sink.url,
+      EMAIL_FROM: "cairn@example.org",
+      WELCOME_MAILS_PER_ADDRESS_PER_DAY: "0",
+    };
+    // Started together on an empty database: both migrate, under the advisory lock, once.
+    [a, b] = await Promise.all([startServer({ env }), startServer({ env })]);
+    author = await register(a.url);
+    reader = await register(b.url);
+  });
+
+  afterAll(async () => {
+    await Promise.all([a?.stop(), b?.stop()]);
+    await sink?.down();
+  });
+
+  const get = (server: RunningServer, id: string, key = reader.key) => call(server.url, "GET", `/v1/posts/${id}`, { key });
+
+  test("both started on one empty database and name the engine in their start-up line, never the URL", () => {
+    for (const server of [a, b]) {
+      expect(server.logs()).toContain('"engine":"postgres"');
+      expect(server.logs()).not.toContain(server.databaseUrl!);
+    }
+  });
+
+  test("written through one, read, voted, commented and deleted through the other at once", async () => {
+    const note = await createNote(a.url, author.key, { title: `Replica ${unique()}`, body: "Seen everywhere at once." });
+    expect((await get(b, note.id)).data).toEqual(note);
+    expect((await call(b.url, "GET", `/v1/public/posts/${note.id}`)).data.id).toBe(note.id);
+
+    const vote = await call(b.url, "POST", `/v1/posts/${note.id}/vote`, { key: reader.key, json: { vote: "up" } });
+    expectStatus(vote, 200);
+    expect((await get(a, note.id)).data.score).toBe(1);
+    expectStatus(await call(a.url, "POST", `/v1/posts/${note.id}/comments`, { key: reader.key, json: { body: "from a" } }), 201);
+    expectStatus(await call(b.url, "POST", `/v1/posts/${note.id}/comments`, { key: author.key, json: { body: "from b" } }), 201);
+    for (const server of [a, b]) {
+      expect((await get(server, note.id)).data.comment_count).toBe(2);
+      const list = await call(server.url, "GET", `/v1/posts/${note.id}/comments`, { key: reader.key });
+      expect(list.data.comments.map((c: { body: string }) => c.body)).toEqual(["from a", "from b"]);
+    }
+    const me = await call(b.url, "GET", "/v1/me", { key: author.key });
+    expect(me.data.recent_posts[0].id).toBe(note.id);
+
+    const found = await call(b.url, "POST", "/v1/search", { key: reader.key, json: { query: note.title } });
+    expect(found.data.results[0].id).toBe(note.id);
+
+    expectStatus(await call(b.url, "DELETE", `/v1/posts/${note.id}`, { key: author.key }), 200);
+    for (const server of [a, b]) {
+      expectError(await get(server, note.id), 404, "not_found");
+      expectError(await call(server.url, "GET", `/v1/public/posts/${note.id}`), 404, "not_found");
+    }
+    const gone = await call(a.url, "POST", "/v1/search", { key: reader.key, json: { query: note.title } });
+    expect(gone.data.results.map((r: { id: string }) => r.id)).not.toContain(note.id);
+  });
+
+  test("a revoke is refused on the very next request at both replicas; activate restores it at both", async () => {
+    const who = await register(a.url);
+    for (const server of [a, b]) expectStatus(await call(server.url, "GET", "/v1/me", { key: who.key }), 200);
+    expect(await adminJson(a, "revoke", String(who.no))).toEqual({ contributor_no: who.no, active: false });
+    for (const server of [a, b]) expectError(await call(server.url, "GET", "/v1/me", { key: who.key }), 401, "unauthorized");
+    await adminJson(b, "activate", String(who.no));
+    for (const server of [a, b]) expectStatus(await call(server.url, "GET", "/v1/me", { key: who.key }), 200);
+    // The listing verb reads the same database.
+    const listed = await adminJson(a, "contributors", "--email", who.email.toUpperCase());
+    expect(listed).toEqual([{ contributor_no: who.no, email: who.email, active: true, created_at: who.createdAt, post_count: 0 }]);
+    const backup = await a.admin("backup", "/tmp/never.db");
+    expect(backup.code).toBe(2);
+    expect(backup.stderr).toContain("pg_dump");
+  });
+
+  test("votes and comments through both replicas at once: exact score and count", async () => {
+    const note = await createNote(a.url, author.key);
+    const crowd = await Promise.all(Array.from({ length: 30 }, (_, i) => register(i % 2 ? a.url : b.url)));
+    const votes = await Promise.all(
+      crowd.flatMap((who, i) => [
+        call((i % 2 ? a : b).url, "POST", `/v1/posts/${note.id}/vote`, { key: who.key, json: { vote: i < 20 ? "up" : "down" } }),
+        call((i % 2 ? b : a).url, "POST", `/v1/posts/${note.id}/vote`, { key: who.key, json: { vote: i < 20 ? "up" : "down" } }),
+      ]),
+    );
+    for (const res of votes) expectStatus(res, 200);
+    const comments = await Promise.all(crowd.map((who, i) => call((i % 2 ? a : b).url, "POST", `/v1/posts/${note.id}/comments`, { key: who.key, json: { body: `c${i}` } })));
+    for (const res of comments) expectStatus(res, 201);
+    expect(comments.map((res) => res.data.comment_count).sort((x, y) => x - y)).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
+    for (const server of [a, b]) {
+      const read = await get(server, note.id);
+      expect(read.data.score).toBe(20 - 10);
+      expect(read.data.comment_count).toBe(30);
+    }
+  });
+
+  test("identical posts of one contributor racing on both replicas make one note; the rest are 409", async () => {
+    const who = await register(a.url);
+    const same = { title: `Twin ${unique()}`, body: "Posted twice at once.", tags: ["race"] };
+    const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => call((i % 2 ? a : b).url, "POST", "/v1/posts", { key: who.key, json: same })));
+    expect(answers.filter((res) => res.status === 201)).toHaveLength(1);
+    const created = answers.find((res) => res.status === 201)!.data.id;
+    for (const res of answers.filter((r) => r.status !== 201)) {
+      expectError(res, 409, "duplicate_post");
+      expect(res.data.error.post_id).toBe(created);
+    }
+    expect((await call(b.url, "GET", "/v1/me", { key: who.key })).data.post_count).toBe(1);
+  });
+
+  test("each welcome e-mail is sent exactly once, though both replicas send", async () => {
+    const addresses = Array.from({ length: 8 }, () => `${unique("welcome")}@example.org`);
+    await Promise.all(addresses.map((email, i) => register(i % 2 ? a.url : b.url, { email })));
+    const deadline = Date.now() + 20_000;
+    while (addresses.some((address) => sink.to(address).length === 0) && Date.now() < deadline) await Bun.sleep(50);
+    await Bun.sleep(1_500); // room for a second send, if a lease were shared
+    for (const address of addresses) expect(sink.to(address)).toHaveLength(1);
+    const stats = await adminJson(a, "stats");
+    expect(stats.engine).toBe("postgres");
+    expect(stats.email_outbox.pending).toBe(0);
+  }, 30_000);
+});

@@ -1,0 +1,126 @@
+// A throwaway PostgreSQL cluster for the tests: Debian's `postgresql` package,
+// `initdb` in a temporary directory as a non-root user (postgres refuses to run
+// as root), its own port and socket directory, stopped when the test process
+// exits. One cluster per test process (started on first use); each suite asks
+// for a fresh database in it (`freshDatabase`).
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir, userInfo } from "node:os";
+import { join } from "node:path";
+
+export interface Cluster {
+  /** postgres://… URL of the cluster's maintenance database (`postgres`). */
+  adminUrl: string;
+  port: number;
+  dir: string;
+  pid: number;
+}
+
+/** The newest installed PostgreSQL's bin directory, or null when none is installed. */
+export function postgresBinDir(): string | null {
+  const root = "/usr/lib/postgresql";
+  if (!existsSync(root)) return null;
+  const versions = readdirSync(root)
+    .filter((v) => existsSync(join(root, v, "bin", "initdb")))
+    .sort((a, b) => Number(b) - Number(a));
+  return versions.length > 0 ? join(root, versions[0], "bin") : null;
+}
+
+/** Engines the looped suites run on: SQLite always; PostgreSQL when installed (CI installs it). */
+export function testEngines(): ("sqlite" | "postgres")[] {
+  if (process.env.CAIRN_TEST_ENGINES) return process.env.CAIRN_TEST_ENGINES.split(",") as ("sqlite" | "postgres")[];
+  return postgresBinDir() ? ["sqlite", "postgres"] : ["sqlite"];
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const port = (server.address() as { port: number }).port;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** As root, run as the `postgres` user (setpriv execs in place, so the pid is postgres's own). */
+function asClusterUser(cmd: string[]): string[] {
+  if (userInfo().uid !== 0) return cmd;
+  return ["setpriv", "--reuid=postgres", "--regid=postgres", "--clear-groups", "--", ...cmd];
+}
+
+async function run(cmd: string[]): Promise<void> {
+  const proc = Bun.spawn(asClusterUser(cmd), { stdout: "pipe", stderr: "pipe" });
+  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  if (code !== 0) throw new Error(`${cmd.join(" ")} exited ${code}:\n${out}\n${err}`);
+}
+
+let started: Promise<Cluster> | null = null;
+
+/** The test process's cluster, started on first use. */
+export function cluster(): Promise<Cluster> {
+  return (started ??= startCluster());
+}
+
+async function startCluster(): Promise<Cluster> {
+  const bin = postgresBinDir();
+  if (!bin) throw new Error("PostgreSQL is not installed (apt-get install postgresql; .ci/run does it)");
+  const dir = mkdtempSync(join(tmpdir(), "cairn-pg-"));
+  if (userInfo().uid === 0) chownSync(dir, Number(Bun.spawnSync(["id", "-u", "postgres"]).stdout.toString().trim()), Number(Bun.spawnSync(["id", "-g", "postgres"]).stdout.toString().trim()));
+  const data = join(dir, "data");
+  await run([join(bin, "initdb"), "-D", data, "-U", "cairn", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync"]);
+  const port = await freePort();
+  // fsync off: the tests kill Cairn, never PostgreSQL, so durability of the cluster itself is not under test.
+  const proc = Bun.spawn(
+    asClusterUser([
+      join(bin, "postgres"), "-D", data, "-p", String(port), "-k", dir, "-c", "listen_addresses=127.0.0.1",
+      "-c", "fsync=off", "-c", "full_page_writes=off", "-c", "max_connections=300", "-c", "shared_buffers=64MB",
+    ]),
+    { stdout: "ignore", stderr: Bun.file(join(dir, "postgres.log")) },
+  );
+  proc.unref(); // the cluster must not keep the test process alive; "exit" below stops it
+  const stop = () => {
+    try {
+      process.kill(proc.pid, "SIGQUIT"); // immediate shutdown
+    } catch {
+      // already gone
+    }
+    // The cluster exits within a moment of SIGQUIT; wait for it so the directory can go.
+    for (let i = 0; i < 200 && existsSync(join(data, "postmaster.pid")); i++) Bun.sleepSync(10);
+    rmSync(dir, { recursive: true, force: true });
+  };
+  process.once("exit", stop);
+  const adminUrl = `postgres://cairn@127.0.0.1:${port}/postgres`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    try {
+      const sql = new Bun.SQL(adminUrl, { max: 1 });
+      await sql`SELECT 1`;
+      await sql.close();
+      break;
+    } catch (error) {
+      if (proc.exitCode !== null || Date.now() > deadline) {
+        const stderr = await Bun.file(join(dir, "postgres.log")).text().catch(() => "");
+        throw new Error(`PostgreSQL did not start: ${(error as Error).message}\n${stderr}`);
+      }
+      await Bun.sleep(50);
+    }
+  }
+  return { adminUrl, port, dir, pid: proc.pid };
+}
+
+let databases = 0;
+
+/** A new, empty database in the test process's cluster; returns its URL. */
+export async function freshDatabase(prefix = "cairn"): Promise<string> {
+  const c = await cluster();
+  databases += 1;
+  const name = `${prefix}_${process.pid}_${databases}`.replace(/[^a-z0-9_]/gi, "_").toLowerCase();
+  const sql = new Bun.SQL(c.adminUrl, { max: 1 });
+  try {
+    await sql.unsafe(`CREATE DATABASE ${name}`);
+  } finally {
+    await sql.close();
+  }
+  return `postgres://cairn@127.0.0.1:${c.port}/${name}`;
+}
