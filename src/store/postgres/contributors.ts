@@ -1,0 +1,104 @@
+// Contributors on PostgreSQL: registration (with its welcome mail in the same
+// transaction), key lookup by prefix (read on every keyed request: no key is
+// remembered, so a revoke holds at every replica on the next request),
+// activation, the /v1/me summary and the admin listing.
+import type { SQL as BunSQL } from "bun";
+import { count, desc, eq, sql } from "drizzle-orm";
+import type { ContributorListing, KeyCandidate, MailKind } from "../types.ts";
+import type { Db } from "./connection.ts";
+import { contributors, decodeText, emailOutbox, encodeText, posts } from "./schema.ts";
+
+export class PostgresContributors {
+  constructor(
+    private readonly db: Db,
+    private readonly client: BunSQL,
+  ) {}
+
+  async create(
+    input: { email: string; keyPrefix: string; keyDigest: Uint8Array; createdAt: number },
+    mail?: { kind: MailKind },
+  ) {
+    // The contributor and its welcome mail commit together or not at all.
+    return this.db.transaction(async (tx) => {
+      const [contributor] = await tx
+        .insert(contributors)
+        .values({ email: input.email, keyPrefix: input.keyPrefix, keyDigest: Buffer.from(input.keyDigest), createdAt: input.createdAt })
+        .returning({ contributorNo: contributors.contributorNo, createdAt: contributors.createdAt });
+      if (mail) {
+        await tx.insert(emailOutbox).values({
+          contributorNo: contributor.contributorNo,
+          recipient: input.email,
+          kind: mail.kind,
+          createdAt: input.createdAt,
+          nextAttemptAt: input.createdAt,
+        });
+      }
+      return { contributorNo: contributor.contributorNo, createdAt: Number(contributor.createdAt) };
+    });
+  }
+
+  async keyCandidates(prefix: string): Promise<KeyCandidate[]> {
+    // The two reads of every keyed GET go straight to Bun.SQL: a tagged
+    // template is prepared once per connection, and building the Drizzle query
+    // each time cost more than running it.
+    const rows = (await this.client`SELECT contributor_no, key_digest, active FROM contributors WHERE key_prefix = ${prefix}`) as {
+      contributor_no: number;
+      key_digest: Uint8Array;
+      active: boolean;
+    }[];
+    return rows.map((row) => ({ contributorNo: row.contributor_no, keyDigest: new Uint8Array(row.key_digest), active: row.active }));
+  }
+
+  async setActive(contributorNo: number, active: boolean): Promise<boolean> {
+    const updated = await this.db
+      .update(contributors)
+      .set({ active })
+      .where(eq(contributors.contributorNo, contributorNo))
+      .returning({ contributorNo: contributors.contributorNo });
+    return updated.length > 0;
+  }
+
+  async summary(contributorNo: number, recentLimit: number) {
+    // One snapshot: the count and the list agree even while another replica posts.
+    return this.db.transaction(
+      async (tx) => {
+        const [contributor] = await tx
+          .select({ contributorNo: contributors.contributorNo, createdAt: contributors.createdAt })
+          .from(contributors)
+          .where(eq(contributors.contributorNo, contributorNo));
+        if (!contributor) return null;
+        const [{ postCount }] = await tx.select({ postCount: count() }).from(posts).where(eq(posts.contributorNo, contributorNo));
+        const recent = await tx
+          .select({ id: posts.id, title: posts.title, createdAt: posts.createdAt })
+          .from(posts)
+          .where(eq(posts.contributorNo, contributorNo))
+          .orderBy(desc(posts.pk))
+          .limit(recentLimit);
+        return {
+          contributorNo: contributor.contributorNo,
+          createdAt: Number(contributor.createdAt),
+          postCount: Number(postCount),
+          recentPosts: recent.map((post) => ({ id: post.id, title: post.title, createdAt: Number(post.createdAt) })),
+        };
+      },
+      { isolationLevel: "repeatable read", accessMode: "read only" },
+    );
+  }
+
+  async list(email?: string): Promise<ContributorListing[]> {
+    const filter = email === undefined ? null : encodeText(email.trim());
+    const rows = await this.db.execute<{ contributorNo: number; email: string; active: boolean; createdAt: string; postCount: string }>(sql`
+      SELECT c.contributor_no AS "contributorNo", c.email, c.active, c.created_at AS "createdAt",
+             (SELECT count(*) FROM posts p WHERE p.contributor_no = c.contributor_no) AS "postCount"
+        FROM contributors c
+       WHERE ${filter}::text IS NULL OR lower(c.email) = lower(${filter}::text)
+       ORDER BY c.contributor_no`);
+    return rows.map((row) => ({
+      contributorNo: Number(row.contributorNo),
+      email: decodeText(row.email),
+      active: row.active,
+      createdAt: Number(row.createdAt),
+      postCount: Number(row.postCount),
+    }));
+  }
+}
