@@ -10,6 +10,7 @@ import { ChangeSignal, NOTE_SIGNAL_FILE } from "./change-signal.ts";
 import type { CommitHooks, GroupCommit } from "./group-commit.ts";
 import type * as schema from "./schema.ts";
 import { posts } from "./schema.ts";
+import { noteColumns, toNote, type NoteRow } from "./note-row.ts";
 import type { SqliteSearch } from "./search.ts";
 import { onFirstUse } from "./on-first-use.ts";
 
@@ -23,33 +24,6 @@ export const DEFAULT_NOTE_CACHE_BYTES = 64 * 1024 * 1024;
  * two bytes per UTF-16 unit, plus the objects around them.
  */
 const noteBytes = (note: NoteRecord) => 4 * (note.title.length + note.body.length + note.tags.join("").length) + 600;
-
-const noteColumns = {
-  pk: posts.pk,
-  id: posts.id,
-  contributorNo: posts.contributorNo,
-  title: posts.title,
-  body: posts.body,
-  tags: posts.tags,
-  score: posts.score,
-  commentCount: posts.commentCount,
-  createdAt: posts.createdAt,
-};
-
-export type NoteRow = { [K in keyof typeof noteColumns]: (typeof noteColumns)[K]["_"]["data"] };
-
-export function toNote(row: NoteRow): NoteRecord {
-  return {
-    id: row.id,
-    contributorNo: row.contributorNo,
-    title: row.title,
-    body: row.body,
-    tags: JSON.parse(row.tags) as string[],
-    score: row.score,
-    commentCount: row.commentCount,
-    createdAt: row.createdAt,
-  };
-}
 
 export class SqliteNotes implements CommitHooks {
   /** Built on first use, after migrations have made the tables. */

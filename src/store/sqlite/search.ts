@@ -10,7 +10,7 @@ import { termVector } from "../../core/search/analyzer.ts";
 import { resultOrder, searchNotes, type SearchRequest, type SearchSource } from "../../core/search/query.ts";
 import { TIERS, tierOf, type CorpusStats, type TermAt } from "../../core/search/ranking.ts";
 import { encodeVector, readLengths, termCounts, vectorTerms } from "../../core/search/vector.ts";
-import type { NoteRow } from "./notes.ts";
+import type { NoteRow } from "./note-row.ts";
 
 /** Terms hold only letters, digits and marks, so the quotes never need escaping; the escape stays as a guard. */
 export const quote = (term: string) => `"${term.replaceAll('"', '""')}"`;

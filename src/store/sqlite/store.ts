@@ -18,7 +18,6 @@ import { SqliteVotes } from "./votes.ts";
 import { SqliteWebEvents } from "./web-events.ts";
 
 export { databasePath } from "./connection.ts";
-export type { NoteRow } from "./notes.ts";
 
 export interface SqliteOptions {
   dataDir: string;
