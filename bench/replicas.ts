@@ -3,7 +3,9 @@
 // same run, with wrk. Also the cost of reading the key on every request (what
 // PostgreSQL pays so that a revoke is refused on the next request at every
 // replica) and the time `cairn admin copy` takes to move the seeded instance.
-//   bun run build && bun bench/replicas.ts [--notes 20000] [--duration 5] [--connections 32]
+//   bun run build && bun bench/replicas.ts [--notes 20000] [--duration 5] [--connections 32] [--from DIR]
+// --from DIR: copy an already seeded data dir (bench/seed.ts output, with its
+// keys.json) instead of seeding; DIR itself is only read. Pass its --notes too.
 // The PostgreSQL is the tests' throwaway cluster (test/helpers/postgres.ts:
 // Debian's package, fsync off). Two replicas on a 2-core host share the cores
 // with the database and wrk: the figures show the overhead, not scaling.
@@ -29,10 +31,12 @@ const binary = join(root, "dist/cairn");
 const work = mkdtempSync(join(tmpdir(), "cairn-replicas-"));
 const dataDir = join(work, "data");
 
-const seed = Bun.spawnSync([process.execPath, join(root, "bench/seed.ts"), "--dir", dataDir, "--notes", String(notes), "--contributors", "2000"], {
-  stdout: "inherit",
-  stderr: "inherit",
-});
+const seed = args.from
+  ? Bun.spawnSync(["cp", "-r", args.from, dataDir], { stdout: "inherit", stderr: "inherit" })
+  : Bun.spawnSync([process.execPath, join(root, "bench/seed.ts"), "--dir", dataDir, "--notes", String(notes), "--contributors", "2000"], {
+      stdout: "inherit",
+      stderr: "inherit",
+    });
 if (seed.exitCode !== 0) throw new Error("seeding failed");
 const { keys, ids, queries } = JSON.parse(readFileSync(join(dataDir, "keys.json"), "utf8")) as { keys: string[]; ids: string[]; queries: string[] };
 
