@@ -8,8 +8,7 @@ import { dirname, resolve } from "node:path";
 import { ConfigError, loadConfig } from "../config.ts";
 import { AppError } from "../core/errors.ts";
 import { Cairn } from "../core/service.ts";
-import { copySqliteToPostgres, CopyRefused, openStore, SIGNAL_CHECK_MS, StoreNotFound } from "../store/index.ts";
-import { databasePath } from "../store/sqlite/store.ts";
+import { copySqliteToPostgres, CopyRefused, openStore, SIGNAL_CHECK_MS, sqliteDatabasePath as databasePath, StoreNotFound } from "../store/index.ts";
 import type { Store } from "../store/types.ts";
 
 const HELP = `cairn admin — operator verbs on the data directory (DATA_DIR, default ./data)

@@ -12,6 +12,8 @@ export { copySqliteToPostgres, CopyRefused } from "./copy.ts";
 
 /** How often a server calls Store.remapReplacedSignals. */
 export { SIGNAL_CHECK_MS } from "./sqlite/change-signal.ts";
+/** The SQLite file of a data directory (backup, restore and copy name it to the operator). */
+export { databasePath as sqliteDatabasePath } from "./sqlite/connection.ts";
 
 /**
  * The configured Store: PostgreSQL when DATABASE_URL is set, else the SQLite
