@@ -9,20 +9,16 @@
 // The PostgreSQL is the tests' throwaway cluster (test/helpers/postgres.ts:
 // Debian's package, fsync off). Two replicas on a 2-core host share the cores
 // with the database and wrk: the figures show the overhead, not scaling.
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PostgresStore } from "../src/store/postgres/store.ts";
 import { SqliteStore } from "../src/store/sqlite/store.ts";
 import { freshDatabase } from "../test/helpers/postgres.ts";
+import { benchArgs, getNoteLua, keyListLua, parseWrk, searchLua, startServer, wrkArgv, type Figures } from "./wrk.ts";
 
-const args = Object.fromEntries(
-  process.argv.slice(2).reduce<[string, string][]>((pairs, arg, i, all) => {
-    if (arg.startsWith("--")) pairs.push([arg.slice(2), all[i + 1]]);
-    return pairs;
-  }, []),
-);
+const args = benchArgs();
 const notes = Number(args.notes ?? 20_000);
 const duration = Number(args.duration ?? 5);
 const connections = Number(args.connections ?? 32);
@@ -46,38 +42,16 @@ const copy = Bun.spawnSync([binary, "admin", "copy", "--to", url], { env: { ...p
 if (copy.exitCode !== 0) throw new Error(`copy failed: ${copy.stderr.toString()}`);
 const copyMs = performance.now() - copyStarted;
 
-const breakersOff = { POSTS_PER_HOUR: "0", SEARCHES_PER_HOUR: "0", VOTES_PER_HOUR: "0", COMMENTS_PER_HOUR: "0", LOG_LEVEL: "warn" };
-async function serve(port: number, env: Record<string, string>) {
-  const proc = Bun.spawn([binary, "serve"], { env: { ...process.env, ...breakersOff, PORT: String(port), HOST: "127.0.0.1", DATA_DIR: dataDir, ...env }, stdout: "ignore", stderr: "inherit" });
-  for (;;) {
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/v1/readyz`)).ok) return proc;
-    } catch {}
-    await Bun.sleep(20);
-  }
-}
+const serve = async (port: number, env: Record<string, string>) => (await startServer(binary, port, dataDir, env)).proc;
 
-interface Figures { rps: number; p50: number; p99: number; non2xx: number }
-const ms = (s: string) => (s.endsWith("us") ? parseFloat(s) / 1000 : s.endsWith("ms") ? parseFloat(s) : parseFloat(s) * 1000);
-function parse(out: string): Figures {
-  const pct = (p: string) => ms(out.match(new RegExp(`\\s${p}%\\s+(\\S+)`))?.[1] ?? "0");
-  return {
-    rps: parseFloat(out.match(/Requests\/sec:\s+([\d.]+)/)?.[1] ?? "0"),
-    p50: pct("50"),
-    p99: pct("99"),
-    non2xx: parseInt(out.match(/Non-2xx or 3xx responses:\s+(\d+)/)?.[1] ?? "0"),
-  };
-}
 /** wrk against each URL at once (connections split between them); req/s summed, latencies the worst. */
 /** `script` may depend on the wrk process's index, so two processes never send the same note (a 409). */
 async function wrk(urls: string[], script: string | ((index: number) => string), c = connections, seconds = duration): Promise<Figures> {
   const each = Math.max(1, Math.floor(c / urls.length));
   const runs = await Promise.all(
     urls.map(async (u, index) => {
-      const file = join(work, `s${Math.random().toString(36).slice(2)}.lua`);
-      writeFileSync(file, typeof script === "string" ? script : script(index));
-      const proc = Bun.spawn(["wrk", `-t${Math.min(2, each)}`, `-c${each}`, `-d${seconds}s`, "--latency", "-s", file, u], { stdout: "pipe" });
-      return parse(await new Response(proc.stdout).text());
+      const proc = Bun.spawn(wrkArgv(work, u, typeof script === "string" ? script : script(index), each, seconds), { stdout: "pipe" });
+      return parseWrk(await new Response(proc.stdout).text());
     }),
   );
   return {
@@ -88,16 +62,11 @@ async function wrk(urls: string[], script: string | ((index: number) => string),
   };
 }
 
-const lua = (s: string) => JSON.stringify(s);
-const keyList = `local keys = {${keys.slice(0, 2000).map(lua).join(",")}}
-local threads = 0
-function setup(thread) thread:set("tid", threads); threads = threads + 1 end
-tid = 0
-local function key(n) return keys[((n * 4 + tid) % #keys) + 1] end`;
-const getScript = `${keyList}\nlocal ids = {${ids.map(lua).join(",")}}\nlocal n = 0\nrequest = function()\n n = n + 1\n return wrk.format("GET", "/v1/posts/" .. ids[(n % #ids) + 1], {["Authorization"] = "Bearer " .. key(n)})\nend`;
-const searchScript = `${keyList}\nlocal q = {${queries.map((q) => lua(JSON.stringify({ query: q }))).join(",")}}\nlocal n = 0\nrequest = function()\n n = n + 1\n return wrk.format("POST", "/v1/search", {["Authorization"] = "Bearer " .. key(n), ["Content-Type"] = "application/json"}, q[(n % #q) + 1])\nend`;
+const keyList = keyListLua(keys, 4);
+const getScript = getNoteLua(keyList, ids);
+const searchScript = searchLua(keyList, queries);
 const createScript = (run: string) => (index: number) =>
-  `${keyList.replace("n * 4 + tid", `n * 4 + tid + ${index * 2}`)}\nlocal n = 0\nrequest = function()\n n = n + 1\n return wrk.format("POST", "/v1/posts", {["Authorization"] = "Bearer " .. key(n), ["Content-Type"] = "application/json"}, '{"title":"bench ${run} ${index} ' .. tid .. '-' .. n .. '","body":"a body of words about replicas and postgres, number ' .. n .. ' ' .. os.time() .. '","tags":["bench"]}')\nend`;
+  `${keyListLua(keys, 4, index * 2)}\nlocal n = 0\nrequest = function()\n n = n + 1\n return wrk.format("POST", "/v1/posts", {["Authorization"] = "Bearer " .. key(n), ["Content-Type"] = "application/json"}, '{"title":"bench ${run} ${index} ' .. tid .. '-' .. n .. '","body":"a body of words about replicas and postgres, number ' .. n .. ' ' .. os.time() .. '","tags":["bench"]}')\nend`;
 
 const rows: [string, string, Figures][] = [];
 const setups: [string, Record<string, string>[]][] = [

@@ -11,16 +11,12 @@
 // the write scenarios run on a copy of it, so it stays as seeded.
 // Needs wrk (Debian: apt-get install wrk).
 import { Database } from "bun:sqlite";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { benchArgs, getNoteLua, keyListLua, parseWrk, searchLua, startServer, wrkArgv, type Figures } from "./wrk.ts";
 
-const args = Object.fromEntries(
-  process.argv.slice(2).reduce<[string, string][]>((pairs, arg, i, all) => {
-    if (arg.startsWith("--")) pairs.push([arg.slice(2), all[i + 1]]);
-    return pairs;
-  }, []),
-);
+const args = benchArgs();
 const notes = Number(args.notes ?? 100_000);
 const duration = Number(args.duration ?? 4);
 const rounds = Number(args.rounds ?? 5);
@@ -49,54 +45,13 @@ const { keys, ids, queries } = JSON.parse(readFileSync(join(dataDir, "keys.json"
 const payload = JSON.stringify({ id: "0".repeat(36), title: "x".repeat(100), body: "y".repeat(400), tags: ["a"], n: 1 }).slice(0, 600);
 const baseline = Bun.spawn([process.execPath, "-e", `Bun.serve({ port: 18700, hostname: "127.0.0.1", fetch: () => new Response(${JSON.stringify(payload)}, { headers: { "content-type": "application/json" } }) }); console.log("up")`], { stdout: "pipe" });
 
-async function startCairn(port: number, extraEnv: Record<string, string> = {}, dir = dataDir) {
-  const startedAt = performance.now();
-  const proc = Bun.spawn([binary, "serve"], {
-    env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", DATA_DIR: dir, LOG_LEVEL: "warn", POSTS_PER_HOUR: "0", SEARCHES_PER_HOUR: "0", VOTES_PER_HOUR: "0", COMMENTS_PER_HOUR: "0", ...extraEnv },
-    stdout: "ignore",
-    stderr: "inherit",
-  });
-  for (;;) {
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/v1/readyz`)).ok) break;
-    } catch {}
-    await Bun.sleep(2);
-  }
-  return { proc, startupMs: performance.now() - startedAt };
-}
+const startCairn = (port: number, extraEnv: Record<string, string> = {}, dir = dataDir) => startServer(binary, port, dir, extraEnv);
 const { proc: server, startupMs } = await startCairn(18701);
 await Bun.sleep(300);
-interface Figures { rps: number; p50: number; p99: number; non2xx: number }
-function parseWrk(out: string): Figures {
-  const ms = (s: string) => (s.endsWith("us") ? parseFloat(s) / 1000 : s.endsWith("ms") ? parseFloat(s) : parseFloat(s) * 1000);
-  const pct = (p: string) => ms(out.match(new RegExp(`\\s${p}%\\s+(\\S+)`))?.[1] ?? "0");
-  return {
-    rps: parseFloat(out.match(/Requests\/sec:\s+([\d.]+)/)?.[1] ?? "0"),
-    p50: pct("50"),
-    p99: pct("99"),
-    non2xx: parseInt(out.match(/Non-2xx or 3xx responses:\s+(\d+)/)?.[1] ?? "0"),
-  };
-}
 function wrk(url: string, script?: string, c = connections, seconds = duration): Figures {
-  const argv = ["wrk", `-t${Math.min(2, c)}`, `-c${c}`, `-d${seconds}s`, "--latency"];
-  if (script) {
-    const file = join(work, `s${Math.random().toString(36).slice(2)}.lua`);
-    writeFileSync(file, script);
-    argv.push("-s", file);
-  }
-  argv.push(url);
-  const out = Bun.spawnSync(argv).stdout.toString();
-  return parseWrk(out);
+  return parseWrk(Bun.spawnSync(wrkArgv(work, url, script, c, seconds)).stdout.toString());
 }
-const lua = (s: string) => JSON.stringify(s);
-// wrk runs each thread in its own Lua state: give every thread an id so the
-// threads use disjoint keys and never send the same note twice (a 409).
-const keyList = `local keys = {${keys.slice(0, 2000).map(lua).join(",")}}
-local threads = 0
-function setup(thread) thread:set("tid", threads); threads = threads + 1 end
-tid = 0
-local function key(n) return keys[((n * 2 + tid) % #keys) + 1] end`;
-const idList = `local ids = {${ids.map(lua).join(",")}}`;
+const keyList = keyListLua(keys, 2);
 // The 50 search queries bench/seed.ts drew from its material (keys.json.queries);
 // a directory seeded by an older seeder has none: then this fixed list.
 const FALLBACK_QUERIES = ["sqlite deadlock", "wal checkpoint", "memory leak", "rust borrow checker", "tokio runtime panic", "git rebase conflict",
@@ -118,7 +73,7 @@ const medianFigures = (runs: Figures[]): Figures => ({
 });
 const spread = (values: number[], digits = 0, unit = "") => values.map((v) => v.toFixed(digits) + unit).join(" ");
 
-const getScript = `${keyList}\n${idList}\nlocal n = 0\nrequest = function()\n n = n + 1\n return wrk.format("GET", "/v1/posts/" .. ids[(n % #ids) + 1], {["Authorization"] = "Bearer " .. key(n)})\nend`;
+const getScript = getNoteLua(keyList, ids);
 // A 2-second warm-up of each read scenario first (JIT, caches), not counted.
 const WARM_UP_SECONDS = 2;
 wrk("http://127.0.0.1:18700/", undefined, connections, WARM_UP_SECONDS);
@@ -137,7 +92,7 @@ results.push([
   `${median(ratios).toFixed(0)}% of ceiling (median of rounds: ${spread(ratios, 0, "%")}); p99 by round ${spread(getRuns.map((f) => f.p99), 2)} ms`,
 ]);
 
-const searchScript = `${keyList}\nlocal q = {${QUERIES.map((q) => lua(JSON.stringify({ query: q }))).join(",")}}\nlocal n = 0\nrequest = function()\n n = n + 1\n return wrk.format("POST", "/v1/search", {["Authorization"] = "Bearer " .. key(n), ["Content-Type"] = "application/json"}, q[(n % #q) + 1])\nend`;
+const searchScript = searchLua(keyList, QUERIES);
 const querySet = `${QUERIES.length} queries${QUERIES === queries ? " from keys.json" : ""}`;
 // Latency of one search at a time (the targets are per-query latencies), then throughput.
 wrk("http://127.0.0.1:18701/", searchScript, 1, WARM_UP_SECONDS);
