@@ -54,6 +54,8 @@ export function readCollection(name: string, dir = EVAL_DIR): Collection | null 
 
 export interface Loaded {
   store: SqliteStore;
+  /** The store's data directory (removed by close). */
+  dataDir: string;
   keyById: Map<string, string>;
   keyByPk: Map<number, string>;
   loadMs: number;
@@ -85,6 +87,7 @@ export async function loadCollection(collection: Collection): Promise<Loaded> {
   const loadMs = performance.now() - started;
   return {
     store,
+    dataDir: dir,
     keyById,
     keyByPk,
     loadMs,

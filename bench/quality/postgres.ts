@@ -14,9 +14,8 @@ const name = process.argv[2] ?? "cqadupstack-webmasters";
 const collection = readCollection(name);
 if (!collection) throw new Error(`collection ${name} not found`);
 const loaded = await loadCollection(collection);
-const dataDir = (loaded.store as unknown as { dataDir: string }).dataDir;
 const url = await freshDatabase("quality");
-const copied = await copySqliteToPostgres(dataDir, url);
+const copied = await copySqliteToPostgres(loaded.dataDir, url);
 const pg = new PostgresStore({ url, poolSize: 2 });
 
 const run = async (search: (text: string) => Promise<string[]>) => {
