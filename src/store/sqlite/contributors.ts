@@ -30,16 +30,6 @@ export class SqliteContributors {
     this.keyChanges = ChangeSignal.open(dataDir);
   }
 
-  /** True when this process made the key signal file (it was missing when the store opened). */
-  get keySignalCreated(): boolean {
-    return this.keyChanges.created;
-  }
-
-  /** True when the key signal file this process bumps is no longer the one at its path. */
-  get keySignalReplaced(): boolean {
-    return this.keyChanges.replaced();
-  }
-
   /**
    * True when a running server may not map the key signal file this process
    * bumps yet: this process made it, it was replaced since, or it is younger
@@ -47,7 +37,7 @@ export class SqliteContributors {
    * removed, and the other servers may still map the old one).
    */
   get keySignalUnsettled(): boolean {
-    return this.keySignalCreated || this.keySignalReplaced || Date.now() - this.keyChanges.changedAtMs < 2 * SIGNAL_CHECK_MS;
+    return this.keyChanges.created || this.keyChanges.replaced() || Date.now() - this.keyChanges.changedAtMs < 2 * SIGNAL_CHECK_MS;
   }
 
   /** Null when key-standing changes are announced across processes; otherwise why not (keys are then never remembered). */

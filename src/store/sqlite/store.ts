@@ -54,16 +54,6 @@ export class SqliteStore implements Store {
     this.webEvents = new SqliteWebEvents(this.db, this.commit);
   }
 
-  /** True when this process made the key signal file (it was missing when the store opened). */
-  get keySignalCreated(): boolean {
-    return this.contributors.keySignalCreated;
-  }
-
-  /** True when the key signal file this process bumps is no longer the one at its path. */
-  get keySignalReplaced(): boolean {
-    return this.contributors.keySignalReplaced;
-  }
-
   /** True when a running server may not map the key signal file yet (see SqliteContributors.keySignalUnsettled). */
   get keySignalUnsettled(): boolean {
     return this.contributors.keySignalUnsettled;
