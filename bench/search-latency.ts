@@ -10,6 +10,8 @@
 //   exhaustive BM25F of every note holding a term (the shipped function, no
 //              pruning): its top-10 must equal Cairn's
 // and prints p50/p99 of each, the ratios, and how many top-10s differ.
+// --memory-mb N sets SEARCH_MEMORY_MB (0: the FTS5 path alone, as when the
+// in-memory postings are off or still building); the build's time and size are printed.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { queryTerms, resultOrder, searchRequest } from "../src/core/search/query.ts";
@@ -29,15 +31,24 @@ const collectionName = args.collection;
 
 export const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 
+const memoryBytes = args["memory-mb"] === undefined ? undefined : Number(args["memory-mb"]) * 1024 * 1024;
 const collection = collectionName ? readCollection(collectionName) : null;
 if (collectionName && !collection) throw new Error(`collection ${collectionName} not found`);
-const loaded = collection ? await loadCollection(collection) : null;
+const loaded = collection ? await loadCollection(collection, { searchMemoryBytes: memoryBytes }) : null;
 const queries = collection
   ? collection.queries.map((q) => q.text)
   : (JSON.parse(readFileSync(join(dir, "keys.json"), "utf8")) as { queries: string[] }).queries;
-const store = loaded?.store ?? new SqliteStore({ dataDir: dir });
+const store = loaded?.store ?? new SqliteStore({ dataDir: dir, searchMemoryBytes: memoryBytes });
 if (args.mmap) store.sqlite.exec(`PRAGMA mmap_size = ${Number(args.mmap)}`);
+const buildStarted = performance.now();
 await store.migrate();
+await store.searchIndex.memory.loaded();
+const memory = store.searchIndex.memory;
+console.log(
+  memory.offReason === null
+    ? `in-memory postings: built in ${((performance.now() - buildStarted) / 1000).toFixed(1)} s (with migrate), ~${Math.round(memory.current()!.bytes / 1048576)} MB estimated, RSS ${Math.round(process.memoryUsage().rss / 1048576)} MB`
+    : `in-memory postings off: ${memory.offReason}`,
+);
 const index = store.searchIndex;
 const db = store.sqlite;
 const fts5 = db.query<{ rowid: number }, [string]>("SELECT rowid FROM search_fts WHERE search_fts MATCH ? ORDER BY bm25(search_fts) LIMIT 10");

@@ -38,6 +38,12 @@ export interface Config {
   shutdownGraceMs: number;
   /** Byte budget of the in-memory note cache (NOTE_CACHE_MB, estimated from the notes' text). */
   noteCacheBytes: number;
+  /**
+   * Byte budget of the in-memory search postings (SEARCH_MEMORY_MB; 0: none,
+   * search then runs on the database's index alone: exact, slower). See
+   * docs/design.md, "Search".
+   */
+  searchMemoryBytes: number;
   /** With EMAIL_ENABLED=1: welcome e-mails to one address in a rolling day at most (0: no limit). */
   welcomeMailsPerAddressPerDay: number;
   breakers: Breakers;
@@ -110,6 +116,7 @@ export function loadConfig(env: Env = process.env): Config {
     shutdownGraceMs: intSetting(env, "SHUTDOWN_GRACE_MS", 1000, 0, 60_000),
     welcomeMailsPerAddressPerDay: intSetting(env, "WELCOME_MAILS_PER_ADDRESS_PER_DAY", 1),
     noteCacheBytes: intSetting(env, "NOTE_CACHE_MB", 64, 0, 65_536) * 1024 * 1024,
+    searchMemoryBytes: intSetting(env, "SEARCH_MEMORY_MB", 1024, 0, 1_048_576) * 1024 * 1024,
     breakers: {
       postsPerHour: intSetting(env, "POSTS_PER_HOUR", 30),
       commentsPerHour: intSetting(env, "COMMENTS_PER_HOUR", 120),

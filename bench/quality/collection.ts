@@ -63,9 +63,9 @@ export interface Loaded {
 }
 
 /** Loads the notes through the store's own write path (createNote), as POST /v1/posts does. */
-export async function loadCollection(collection: Collection): Promise<Loaded> {
+export async function loadCollection(collection: Collection, options: { searchMemoryBytes?: number } = {}): Promise<Loaded> {
   const dir = mkdtempSync(join(tmpdir(), "cairn-quality-"));
-  const store = new SqliteStore({ dataDir: dir });
+  const store = new SqliteStore({ dataDir: dir, searchMemoryBytes: options.searchMemoryBytes });
   await store.migrate();
   const started = performance.now();
   const { contributorNo } = await store.createContributor({ email: "quality@example.org", keyPrefix: "cairn_qualit", keyDigest: new Uint8Array(32), createdAt: 0 });

@@ -21,14 +21,14 @@ export { databasePath as sqliteDatabasePath } from "./sqlite/connection.ts";
  * an error (StoreNotFound) instead of a new, empty database.
  */
 export function openStore(
-  config: Pick<Config, "dataDir" | "databaseUrl" | "databasePoolSize" | "durability"> & Partial<Pick<Config, "noteCacheBytes">>,
+  config: Pick<Config, "dataDir" | "databaseUrl" | "databasePoolSize" | "durability"> & Partial<Pick<Config, "noteCacheBytes" | "searchMemoryBytes">>,
   options: { mustExist?: boolean } = {},
 ): Store {
   if (config.databaseUrl !== null) return new PostgresStore({ url: config.databaseUrl, poolSize: config.databasePoolSize });
   if (options.mustExist && !existsSync(databasePath(config.dataDir))) {
     throw new StoreNotFound(`no database at ${databasePath(config.dataDir)} (set DATA_DIR or --data-dir, or DATABASE_URL)`);
   }
-  return new SqliteStore({ dataDir: config.dataDir, durability: config.durability, noteCacheBytes: config.noteCacheBytes });
+  return new SqliteStore({ dataDir: config.dataDir, durability: config.durability, noteCacheBytes: config.noteCacheBytes, searchMemoryBytes: config.searchMemoryBytes });
 }
 
 /** Where the store lives, for the start-up log line: never the URL (it may hold a password). */

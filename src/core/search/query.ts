@@ -65,7 +65,7 @@ export interface SearchSource extends TermSource {
  * replaced by the closest index term (typo tolerance); a word still in no note
  * is left out.
  */
-export async function queryTerms(source: SearchSource, words: string[]): Promise<string[]> {
+export async function queryTerms(source: Pick<SearchSource, "tierCounts" | "vocabulary">, words: string[]): Promise<string[]> {
   const perWord = words.map((word) => analyze(word));
   const flat = [...new Set(perWord.flat())];
   const counts = new Map<string, number>();

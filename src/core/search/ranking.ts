@@ -97,16 +97,33 @@ export function idf(notes: number, holding: number): number {
   return Math.log(1 + (notes - holding + 0.5) / (holding + 0.5));
 }
 
-const saturate = (weighted: number) => (weighted * (BM25F.k1 + 1)) / (weighted + BM25F.k1);
+export const saturate = (weighted: number) => (weighted * (BM25F.k1 + 1)) / (weighted + BM25F.k1);
 
-function weightedFrequency(tf: Fields<number>, lengths: Fields<number>, averages: Fields<number>): number {
+/**
+ * The fields' term frequencies, each normalised by its field's length and
+ * weighted, summed: BM25F's one frequency before saturation. Every scorer
+ * (vectors, in-memory postings, tier bounds) calls this one, so the same note
+ * gets the same float whichever path scored it.
+ */
+export function weightedFrequencyOf(
+  title: number,
+  tags: number,
+  body: number,
+  titleLength: number,
+  tagsLength: number,
+  bodyLength: number,
+  averages: Fields<number>,
+): number {
   const { b, weights } = BM25F;
   let weighted = 0;
-  for (let f = 0; f < 3; f++) {
-    if (tf[f] > 0) weighted += (weights[f] * tf[f]) / (1 - b[f] + (b[f] * lengths[f]) / averages[f]);
-  }
+  if (title > 0) weighted += (weights[0] * title) / (1 - b[0] + (b[0] * titleLength) / averages[0]);
+  if (tags > 0) weighted += (weights[1] * tags) / (1 - b[1] + (b[1] * tagsLength) / averages[1]);
+  if (body > 0) weighted += (weights[2] * body) / (1 - b[2] + (b[2] * bodyLength) / averages[2]);
   return weighted;
 }
+
+const weightedFrequency = (tf: Fields<number>, lengths: Fields<number>, averages: Fields<number>) =>
+  weightedFrequencyOf(tf[0], tf[1], tf[2], lengths[0], lengths[1], lengths[2], averages);
 
 /** The impact tier of a term in a note (see TIER_LIMITS). */
 export function tierOf(tf: Fields<number>, lengths: Fields<number>): number {
@@ -133,13 +150,13 @@ export function scoreVector(vector: string, terms: QueryTerm[], averages: Fields
 }
 
 /** Bounds are compared with this slack so that float rounding can never prune a note that could tie. */
-const SLACK = 1 + 1e-9;
+export const SLACK = 1 + 1e-9;
 
 /**
  * The best `k` scores seen, plus every note tied with the k-th: ties are
  * settled later by the documented tie order, so none may be cut here.
  */
-class TopK {
+export class TopK {
   readonly items: Ranked[] = [];
   constructor(private readonly k: number) {}
 

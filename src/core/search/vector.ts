@@ -45,3 +45,23 @@ export function vectorTerms(vector: string): string[] {
   for (const entry of vector.split(" ").slice(1)) terms.push(entry.slice(0, entry.lastIndexOf(":")));
   return terms;
 }
+
+/** Calls `each` with every term of a stored vector and its counts per field (title, tags, body), in stored order. */
+export function forEachTerm(vector: string, each: (term: string, title: number, tags: number, body: number) => void): void {
+  let at = vector.indexOf(" ");
+  while (at >= 0) {
+    const end = vector.indexOf(" ", at + 1);
+    const stop = end < 0 ? vector.length : end;
+    const colon = vector.lastIndexOf(":", stop);
+    const term = vector.slice(at + 1, colon);
+    const [a, i] = readInt(vector, colon + 1);
+    if (i - 1 < stop && vector.charCodeAt(i - 1) === 44 /* , */) {
+      const [g, j] = readInt(vector, i);
+      const [b] = readInt(vector, j);
+      each(term, a, g, b);
+    } else {
+      each(term, 0, 0, a);
+    }
+    at = end;
+  }
+}

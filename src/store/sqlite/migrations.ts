@@ -6,6 +6,7 @@ import init from "../../../drizzle/0000_init.sql" with { type: "text" };
 import searchIndex from "../../../drizzle/0001_search_index.sql" with { type: "text" };
 import emailOutbox from "../../../drizzle/0002_email_outbox.sql" with { type: "text" };
 import exactSearch from "../../../drizzle/0003_exact_search.sql" with { type: "text" };
+import searchLog from "../../../drizzle/0004_search_log.sql" with { type: "text" };
 import { embeddedMigrations } from "../embedded-migrations.ts";
 
 const files: Record<string, string> = {
@@ -13,6 +14,7 @@ const files: Record<string, string> = {
   "0001_search_index": searchIndex,
   "0002_email_outbox": emailOutbox,
   "0003_exact_search": exactSearch,
+  "0004_search_log": searchLog,
 };
 
 export const embeddedTags = Object.keys(files);

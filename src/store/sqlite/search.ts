@@ -7,10 +7,20 @@
 // ranking statistics are exact. Ranking itself is src/core/search/ranking.ts.
 import type { Database } from "bun:sqlite";
 import { termVector } from "../../core/search/analyzer.ts";
-import { resultOrder, searchNotes, type SearchRequest, type SearchSource } from "../../core/search/query.ts";
-import { TIERS, tierOf, type CorpusStats, type TermAt } from "../../core/search/ranking.ts";
+import { rankInMemory } from "../../core/search/maxscore.ts";
+import type { MemoryIndex } from "../../core/search/memory-index.ts";
+import { queryTerms, resultOrder, searchNotes, type SearchRequest, type SearchSource } from "../../core/search/query.ts";
+import { TIERS, tierOf, type CorpusStats, type Ranked, type TermAt } from "../../core/search/ranking.ts";
 import { encodeVector, readLengths, termCounts, vectorTerms } from "../../core/search/vector.ts";
+import { SqliteMemorySearch } from "./memory-search.ts";
 import type { NoteRow } from "./note-row.ts";
+
+/** SEARCH_MEMORY_MB's default (src/config.ts), for stores opened without a config. */
+export const DEFAULT_SEARCH_MEMORY_BYTES = 1024 * 1024 * 1024;
+/** Log rows kept: a server that has not caught up over this many index changes builds its postings again. */
+const LOG_KEEP = 100_000;
+/** The writer trims the log once per this many rows. */
+const LOG_TRIM_EVERY = 1024;
 
 /** Terms hold only letters, digits and marks, so the quotes never need escaping; the escape stays as a guard. */
 export const quote = (term: string) => `"${term.replaceAll('"', '""')}"`;
@@ -88,6 +98,8 @@ function prepare(sqlite: Database) {
       "SELECT pk, title, tags, body FROM posts WHERE pk NOT IN (SELECT pk FROM search_vectors) ORDER BY pk",
     ),
     orphans: sqlite.query<{ pk: number }, []>("SELECT pk FROM search_vectors WHERE pk NOT IN (SELECT pk FROM posts)"),
+    log: sqlite.query<unknown, [number, string | null]>("INSERT INTO search_log(pk, removed) VALUES (?, ?)"),
+    trimLog: sqlite.query<unknown, [number]>("DELETE FROM search_log WHERE seq <= ?"),
   };
 }
 
@@ -95,7 +107,26 @@ function prepare(sqlite: Database) {
 export class SqliteSearch implements SearchSource {
   private prepared?: ReturnType<typeof prepare>;
 
-  constructor(private readonly sqlite: Database) {}
+  /** The postings in this process's memory; searches use them once built (see memory-search.ts). */
+  readonly memory: SqliteMemorySearch;
+
+  constructor(
+    private readonly sqlite: Database,
+    memoryBytes: number,
+  ) {
+    this.memory = new SqliteMemorySearch(sqlite, memoryBytes);
+  }
+
+  /** Builds the in-memory postings (after migrations). */
+  startMemory(): void {
+    this.memory.start();
+  }
+
+  /** Records a change of the index for every process's postings; trims old rows now and then. */
+  private logChange(pk: number, removed: string | null): void {
+    const seq = Number(this.s.log.run(pk, removed).lastInsertRowid);
+    if (seq % LOG_TRIM_EVERY === 0) this.s.trimLog.run(seq - LOG_KEEP);
+  }
 
   private get s() {
     return (this.prepared ??= prepare(this.sqlite));
@@ -116,6 +147,7 @@ export class SqliteSearch implements SearchSource {
     s.insertVector.run(note.pk, encodeVector(vector));
     s.countTerms.run(JSON.stringify(pairs));
     s.addTotals.run(1, ...vector.lengths);
+    this.logChange(note.pk, null);
   }
 
   /** Removes a note from the index; call inside the transaction that deletes it. */
@@ -132,6 +164,7 @@ export class SqliteSearch implements SearchSource {
     s.uncountTerms.run(json);
     s.dropTerms.run(json);
     s.addTotals.run(-1, -lengths[0], -lengths[1], -lengths[2]);
+    this.logChange(pk, row.vector);
   }
 
   /**
@@ -177,9 +210,20 @@ export class SqliteSearch implements SearchSource {
     return this.s.vocabulary.all(from, to);
   }
 
+  /** The same ranking over the in-memory postings (term counts from them; typo vocabulary from the table). */
+  private async searchMemory(memory: MemoryIndex, request: SearchRequest): Promise<Ranked[]> {
+    if (request.words.length === 0 || request.limit <= 0) return [];
+    const source = {
+      tierCounts: (terms: string[]) => terms.map((term) => [memory.notesWith(term)]),
+      vocabulary: (from: string, to: string) => this.vocabulary(from, to),
+    };
+    return rankInMemory(memory, await queryTerms(source, request.words), request.limit);
+  }
+
   /** The notes for a request, best first (core/search/query.ts gives the order). */
   async search(request: SearchRequest): Promise<NoteRow[]> {
-    const ranked = await searchNotes(this, request);
+    const memory = this.memory.current();
+    const ranked = memory ? await this.searchMemory(memory, request) : await searchNotes(this, request);
     if (ranked.length === 0) return [];
     return resultOrder(ranked, this.s.rows.all(JSON.stringify(ranked.map((r) => r.key))), request.limit);
   }

@@ -13,7 +13,7 @@ import { migrateDatabase, migrationsCurrent } from "./migrate.ts";
 import { DEFAULT_NOTE_CACHE_BYTES, SqliteNotes } from "./notes.ts";
 import { SqliteOutbox } from "./outbox.ts";
 import * as schema from "./schema.ts";
-import { SqliteSearch } from "./search.ts";
+import { DEFAULT_SEARCH_MEMORY_BYTES, SqliteSearch } from "./search.ts";
 import { SqliteVotes } from "./votes.ts";
 import { SqliteWebEvents } from "./web-events.ts";
 
@@ -24,6 +24,8 @@ export interface SqliteOptions {
   durability?: Durability;
   /** Byte budget of the note cache (estimated; see notes.ts). */
   noteCacheBytes?: number;
+  /** Budget of the in-memory search postings (0: none); see SqliteMemorySearch. */
+  searchMemoryBytes?: number;
 }
 
 export class SqliteStore implements Store {
@@ -46,7 +48,7 @@ export class SqliteStore implements Store {
     // The notes hear of each batch's COMMIT (to announce note changes); they are made just below.
     this.commit = new GroupCommit(this.sqlite, { committed: () => this.notes.committed(), failed: () => this.notes.failed() });
     this.outbox = new SqliteOutbox(this.sqlite, this.db);
-    this.searchIndex = new SqliteSearch(this.sqlite);
+    this.searchIndex = new SqliteSearch(this.sqlite, options.searchMemoryBytes ?? DEFAULT_SEARCH_MEMORY_BYTES);
     this.notes = new SqliteNotes(this.sqlite, this.db, this.commit, this.searchIndex, options.dataDir, options.noteCacheBytes ?? DEFAULT_NOTE_CACHE_BYTES);
     this.contributors = new SqliteContributors(this.sqlite, this.db, this.commit, this.outbox, options.dataDir);
     this.comments = new SqliteComments(this.db, this.commit, this.notes);
@@ -85,6 +87,7 @@ export class SqliteStore implements Store {
       this.outbox.forgetFinishedAddresses();
       this.searchIndex.catchUp();
     });
+    this.searchIndex.startMemory();
   }
 
   async readiness(): Promise<Readiness> {
@@ -96,6 +99,7 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
+    this.searchIndex.memory.close();
     try {
       this.sqlite.exec("PRAGMA optimize");
     } catch {

@@ -1,0 +1,221 @@
+// The in-memory postings of one SQLite store (src/core/search/memory-index.ts),
+// built from search_vectors and kept level with the database through
+// search_log: every add and remove of the search index, in commit order,
+// whichever process made it (docs/design.md, "Search"). Before a search the
+// log is read from where this process last stopped, so a note written by
+// another server on the same file is found on the very next search. Until
+// the postings are built, or when they would not fit SEARCH_MEMORY_MB,
+// search runs on the FTS5 index (search.ts): exact too, slower.
+import { Database } from "bun:sqlite";
+import { MemoryIndex } from "../../core/search/memory-index.ts";
+
+/** Corpora up to this many postings are loaded before migrate() returns; larger ones in the background. */
+const LOAD_NOW_POSTINGS = 2_000_000;
+/** Notes read per step of a background load (the event loop runs between steps). */
+const LOAD_STEP_NOTES = 5_000;
+/** Log rows read per query while catching up. */
+const LOG_PAGE = 10_000;
+
+type State =
+  | { kind: "off"; reason: string }
+  | { kind: "loading" }
+  | { kind: "ready"; index: MemoryIndex; seq: number }
+  | { kind: "closed" };
+
+interface LogRow {
+  seq: number;
+  pk: number;
+  removed: string | null;
+}
+
+export class SqliteMemorySearch {
+  private state: State = { kind: "off", reason: "not started" };
+  private loading: Promise<void> = Promise.resolve();
+  private statements?: ReturnType<SqliteMemorySearch["prepare"]>;
+
+  constructor(
+    private readonly sqlite: Database,
+    private readonly budgetBytes: number,
+  ) {}
+
+  /** Null while the postings serve searches; otherwise why not (loading, over budget, off). */
+  get offReason(): string | null {
+    const state = this.state;
+    if (state.kind === "ready") return null;
+    if (state.kind === "off") return state.reason;
+    return state.kind === "loading" ? "the in-memory postings are being built" : "closed";
+  }
+
+  private prepare() {
+    const sqlite = this.sqlite;
+    return {
+      since: sqlite.query<LogRow, [number, number]>("SELECT seq, pk, removed FROM search_log WHERE seq > ?1 ORDER BY seq LIMIT ?2"),
+      oldest: sqlite.query<{ seq: number | null }, []>("SELECT min(seq) AS seq FROM search_log"),
+      vectorOf: sqlite.query<{ vector: string }, [number]>("SELECT vector FROM search_vectors WHERE pk = ?"),
+    };
+  }
+
+  private get s() {
+    return (this.statements ??= this.prepare());
+  }
+
+  /** Builds the postings: at once for a small corpus, else in the background. Call after migrations. */
+  start(): void {
+    if (this.state.kind === "closed" || this.state.kind === "loading") return;
+    if (this.budgetBytes <= 0) {
+      this.state = { kind: "off", reason: "SEARCH_MEMORY_MB is 0" };
+      return;
+    }
+    const size = this.sqlite.query<{ postings: number; terms: number; notes: number }, []>(
+      "SELECT (SELECT coalesce(sum(notes), 0) FROM search_terms) AS postings, (SELECT count(*) FROM search_terms) AS terms, (SELECT notes FROM search_totals) AS notes",
+    ).get()!;
+    const estimate = MemoryIndex.estimateBytes(size.postings, size.terms, size.notes);
+    if (estimate > this.budgetBytes) {
+      this.state = { kind: "off", reason: overBudget(estimate, this.budgetBytes) };
+      return;
+    }
+    this.state = { kind: "loading" };
+    if (size.postings <= LOAD_NOW_POSTINGS) {
+      this.finishLoad(loadSnapshot(this.sqlite, null));
+      return;
+    }
+    const reader = new Database(this.sqlite.filename, { readonly: true });
+    this.loading = loadInSteps(reader, () => this.state.kind === "closed")
+      .then((loaded) => this.finishLoad(loaded))
+      .catch((error: Error) => {
+        if (this.state.kind !== "closed") this.state = { kind: "off", reason: `building the in-memory postings failed: ${error.message}` };
+      })
+      .finally(() => reader.close());
+  }
+
+  private finishLoad(loaded: { index: MemoryIndex; seq: number } | null): void {
+    if (this.state.kind === "closed") return;
+    this.state = loaded ? { kind: "ready", ...loaded } : { kind: "off", reason: "closed while loading" };
+    this.catchUp();
+  }
+
+  /** Settles once a background build has finished (or failed). */
+  loaded(): Promise<void> {
+    return this.loading;
+  }
+
+  /** The postings, level with every committed write; null when search must use the FTS5 index. */
+  current(): MemoryIndex | null {
+    if (this.state.kind !== "ready") return null;
+    this.catchUp();
+    return this.state.kind === "ready" ? this.state.index : null;
+  }
+
+  close(): void {
+    this.state = { kind: "closed" };
+  }
+
+  /**
+   * Applies the log rows written since the last catch-up, in one read
+   * transaction (the vectors read are those of the same snapshot). Per note,
+   * only the net change matters: the first removal (if the note was held
+   * before, it removes that version) and whether its last change was an add.
+   */
+  private catchUp(): void {
+    const state = this.state;
+    if (state.kind !== "ready") return;
+    const own = !this.sqlite.inTransaction;
+    if (own) this.sqlite.exec("BEGIN");
+    try {
+      const net = new Map<number, { firstRemoved: string | null; added: boolean }>();
+      let seq = state.seq;
+      for (;;) {
+        const rows = this.s.since.all(seq, LOG_PAGE);
+        if (rows.length === 0) break;
+        if (seq === state.seq && rows[0].seq !== seq + 1 && (this.s.oldest.get()?.seq ?? 0) > seq + 1) {
+          // Trimmed past this process's place (it did not search for a long time): build again.
+          this.state = { kind: "off", reason: "rebuilding" };
+          if (own) this.sqlite.exec("COMMIT");
+          this.start();
+          return;
+        }
+        for (const row of rows) {
+          let change = net.get(row.pk);
+          if (!change) net.set(row.pk, (change = { firstRemoved: row.removed, added: false }));
+          change.added = row.removed === null;
+        }
+        seq = rows[rows.length - 1].seq;
+        if (rows.length < LOG_PAGE) break;
+      }
+      for (const [pk, change] of net) {
+        if (change.firstRemoved !== null) state.index.remove(pk, change.firstRemoved);
+        if (change.added) {
+          const row = this.s.vectorOf.get(pk);
+          if (row) state.index.add(pk, row.vector);
+        }
+      }
+      state.seq = seq;
+    } finally {
+      if (own) this.sqlite.exec("COMMIT");
+    }
+    if (state.index.bytes > this.budgetBytes) {
+      this.state = { kind: "off", reason: overBudget(state.index.bytes, this.budgetBytes) };
+    }
+  }
+}
+
+const overBudget = (bytes: number, budget: number) =>
+  `the in-memory postings would take ~${Math.ceil(bytes / 1048576)} MB, over SEARCH_MEMORY_MB (${Math.floor(budget / 1048576)} MB)`;
+
+/** One load step's statements on the loading connection. */
+function loadStatements(db: Database) {
+  return {
+    seq: db.query<{ seq: number }, []>("SELECT coalesce(max(seq), 0) AS seq FROM search_log"),
+    termSizes: db.query<{ term: string; notes: number }, []>("SELECT term, sum(notes) AS notes FROM search_terms GROUP BY term"),
+    vectors: db.query<{ pk: number; vector: string }, [number, number]>("SELECT pk, vector FROM search_vectors WHERE pk > ?1 ORDER BY pk LIMIT ?2"),
+  };
+}
+
+/** All postings as of one snapshot, with the log position of that snapshot; `step` runs between batches (null: none). */
+function loadSnapshot(db: Database, step: null): { index: MemoryIndex; seq: number };
+function loadSnapshot(db: Database, step: () => Promise<boolean>): Promise<{ index: MemoryIndex; seq: number } | null>;
+function loadSnapshot(db: Database, step: (() => Promise<boolean>) | null) {
+  const s = loadStatements(db);
+  const own = !db.inTransaction;
+  if (own) db.exec("BEGIN");
+  const index = new MemoryIndex();
+  let seq = 0;
+  const begin = () => {
+    seq = s.seq.get()!.seq;
+    for (const { term, notes } of s.termSizes.iterate()) index.reserve(term, notes);
+  };
+  const batch = (after: number): number | null => {
+    const rows = s.vectors.all(after, LOAD_STEP_NOTES);
+    for (const row of rows) index.add(row.pk, row.vector);
+    return rows.length < LOAD_STEP_NOTES ? null : rows[rows.length - 1].pk;
+  };
+  const end = () => {
+    if (own) db.exec("COMMIT");
+  };
+  if (step === null) {
+    try {
+      begin();
+      for (let after: number | null = Number.MIN_SAFE_INTEGER; after !== null; ) after = batch(after);
+      return { index, seq };
+    } finally {
+      end();
+    }
+  }
+  return (async () => {
+    try {
+      begin();
+      for (let after: number | null = Number.MIN_SAFE_INTEGER; after !== null; ) {
+        if (!(await step())) return null;
+        after = batch(after);
+      }
+      return { index, seq };
+    } finally {
+      end();
+    }
+  })();
+}
+
+/** loadSnapshot on its own connection, yielding to the event loop between batches; null when `stopped` turns true. */
+function loadInSteps(reader: Database, stopped: () => boolean) {
+  return loadSnapshot(reader, () => new Promise<boolean>((resolve) => setImmediate(() => resolve(!stopped()))));
+}
