@@ -23,9 +23,9 @@ export interface TestDatabase {
   cleanup: () => void;
 }
 
-export async function freshTestDatabase(engine: Engine): Promise<TestDatabase> {
+export async function freshTestDatabase(engine: Engine, settings: Record<string, string> = {}): Promise<TestDatabase> {
   const dataDir = tempDir();
-  const env: Record<string, string> = { DATA_DIR: dataDir };
+  const env: Record<string, string> = { ...settings, DATA_DIR: dataDir };
   if (engine === "postgres") env.DATABASE_URL = await freshDatabase();
   const config = loadConfig(env);
   return {

@@ -4,12 +4,15 @@
 // written here from the documented ranking function (docs/design.md,
 // "Search"): BM25F over the analyzer's terms, ties by net score, then newest.
 // Any pool, window or sampled statistic that hides a note fails this test.
-// Looped over every engine: both run the same ranking over their own index.
+// Looped over every engine, and on SQLite over both of its search paths: the
+// in-memory postings (the default) and the FTS5 index alone (SEARCH_MEMORY_MB=0,
+// what runs while the postings are built or when they would not fit).
 import { afterAll, describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { analyze } from "../../src/core/search/analyzer.ts";
 import { searchRequest } from "../../src/core/search/query.ts";
 import { BM25F } from "../../src/core/search/ranking.ts";
+import type { SqliteStore } from "../../src/store/sqlite/store.ts";
 import { freshTestDatabase, testEngines, type TestDatabase } from "../helpers/engines.ts";
 
 const databases: TestDatabase[] = [];
@@ -88,12 +91,21 @@ function exhaustive(notes: (Note & { pk: number; id: string })[], queryText: str
   return scored.slice(0, limit).map((s) => s.note.id);
 }
 
-for (const engine of testEngines()) describe(engine, () => {
+const variants = testEngines().flatMap((engine) =>
+  engine === "sqlite"
+    ? [
+        { engine, name: "sqlite, in-memory postings", settings: {}, memory: true },
+        { engine, name: "sqlite, FTS5 index alone", settings: { SEARCH_MEMORY_MB: "0" }, memory: false },
+      ]
+    : [{ engine, name: engine, settings: {}, memory: false }],
+);
+
+for (const { engine, name, settings, memory } of variants) describe(name, () => {
   test("served results are the exhaustive top-k on random corpora (Zipf words, topic bursts, deletes)", async () => {
     await fc.assert(
       fc.asyncProperty(corpusArb, async ({ notes, burst, deleted, queries }) => {
         // A fresh database per corpus: keys start at 1, as the scorer's ties assume.
-        const db = await freshTestDatabase(engine);
+        const db = await freshTestDatabase(engine, settings);
         databases.push(db);
         const store = db.open();
         try {
@@ -113,6 +125,7 @@ for (const engine of testEngines()) describe(engine, () => {
             const [gone] = live.splice(n % live.length, 1);
             expect(await store.deleteNote(gone.id, contributorNo)).toBe("deleted");
           }
+          if (memory) expect((store as SqliteStore).searchIndex.memory.offReason).toBeNull();
           for (const { us, limit } of queries) {
             const text = words(us.length, us).join(" ");
             const served = (await store.search(searchRequest(text, limit))).map((note) => note.id);

@@ -101,9 +101,9 @@ export class TermPostings {
 export class MemoryIndex {
   private readonly terms = new Map<string, TermPostings>();
   /** Per ordinal: the note's key, its three field lengths, whether it is live. */
-  private keys = new Float64Array(1024);
-  private fieldLengths = new Uint32Array(3 * 1024);
-  private live = new Uint8Array(1024);
+  private keys = new Float64Array(64);
+  private fieldLengths = new Uint32Array(3 * 64);
+  private live = new Uint8Array(64);
   private readonly ordinalOfKey = new Map<number, number>();
   private nextOrdinal = 0;
   private removed = 0;

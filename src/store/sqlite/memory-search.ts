@@ -120,6 +120,7 @@ export class SqliteMemorySearch {
     const state = this.state;
     if (state.kind !== "ready") return;
     const own = !this.sqlite.inTransaction;
+    let trimmedPast = false;
     if (own) this.sqlite.exec("BEGIN");
     try {
       const net = new Map<number, { firstRemoved: string | null; added: boolean }>();
@@ -128,11 +129,8 @@ export class SqliteMemorySearch {
         const rows = this.s.since.all(seq, LOG_PAGE);
         if (rows.length === 0) break;
         if (seq === state.seq && rows[0].seq !== seq + 1 && (this.s.oldest.get()?.seq ?? 0) > seq + 1) {
-          // Trimmed past this process's place (it did not search for a long time): build again.
-          this.state = { kind: "off", reason: "rebuilding" };
-          if (own) this.sqlite.exec("COMMIT");
-          this.start();
-          return;
+          trimmedPast = true;
+          break;
         }
         for (const row of rows) {
           let change = net.get(row.pk);
@@ -142,6 +140,7 @@ export class SqliteMemorySearch {
         seq = rows[rows.length - 1].seq;
         if (rows.length < LOG_PAGE) break;
       }
+      if (trimmedPast) return;
       for (const [pk, change] of net) {
         if (change.firstRemoved !== null) state.index.remove(pk, change.firstRemoved);
         if (change.added) {
@@ -152,6 +151,11 @@ export class SqliteMemorySearch {
       state.seq = seq;
     } finally {
       if (own) this.sqlite.exec("COMMIT");
+      if (trimmedPast) {
+        // The log was trimmed past this process's place (it did not search for a long time): build again.
+        this.state = { kind: "off", reason: "rebuilding" };
+        this.start();
+      }
     }
     if (state.index.bytes > this.budgetBytes) {
       this.state = { kind: "off", reason: overBudget(state.index.bytes, this.budgetBytes) };

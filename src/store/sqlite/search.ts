@@ -18,7 +18,7 @@ import type { NoteRow } from "./note-row.ts";
 /** SEARCH_MEMORY_MB's default (src/config.ts), for stores opened without a config. */
 export const DEFAULT_SEARCH_MEMORY_BYTES = 1024 * 1024 * 1024;
 /** Log rows kept: a server that has not caught up over this many index changes builds its postings again. */
-const LOG_KEEP = 100_000;
+export const SEARCH_LOG_KEEP = 100_000;
 /** The writer trims the log once per this many rows. */
 const LOG_TRIM_EVERY = 1024;
 
@@ -113,6 +113,7 @@ export class SqliteSearch implements SearchSource {
   constructor(
     private readonly sqlite: Database,
     memoryBytes: number,
+    private readonly logKeep = SEARCH_LOG_KEEP,
   ) {
     this.memory = new SqliteMemorySearch(sqlite, memoryBytes);
   }
@@ -125,7 +126,7 @@ export class SqliteSearch implements SearchSource {
   /** Records a change of the index for every process's postings; trims old rows now and then. */
   private logChange(pk: number, removed: string | null): void {
     const seq = Number(this.s.log.run(pk, removed).lastInsertRowid);
-    if (seq % LOG_TRIM_EVERY === 0) this.s.trimLog.run(seq - LOG_KEEP);
+    if (seq % Math.min(LOG_TRIM_EVERY, this.logKeep) === 0) this.s.trimLog.run(seq - this.logKeep);
   }
 
   private get s() {

@@ -26,6 +26,8 @@ export interface SqliteOptions {
   noteCacheBytes?: number;
   /** Budget of the in-memory search postings (0: none); see SqliteMemorySearch. */
   searchMemoryBytes?: number;
+  /** Search log rows kept (SEARCH_LOG_KEEP in search.ts; smaller only in tests). */
+  searchLogKeep?: number;
 }
 
 export class SqliteStore implements Store {
@@ -48,7 +50,7 @@ export class SqliteStore implements Store {
     // The notes hear of each batch's COMMIT (to announce note changes); they are made just below.
     this.commit = new GroupCommit(this.sqlite, { committed: () => this.notes.committed(), failed: () => this.notes.failed() });
     this.outbox = new SqliteOutbox(this.sqlite, this.db);
-    this.searchIndex = new SqliteSearch(this.sqlite, options.searchMemoryBytes ?? DEFAULT_SEARCH_MEMORY_BYTES);
+    this.searchIndex = new SqliteSearch(this.sqlite, options.searchMemoryBytes ?? DEFAULT_SEARCH_MEMORY_BYTES, options.searchLogKeep);
     this.notes = new SqliteNotes(this.sqlite, this.db, this.commit, this.searchIndex, options.dataDir, options.noteCacheBytes ?? DEFAULT_NOTE_CACHE_BYTES);
     this.contributors = new SqliteContributors(this.sqlite, this.db, this.commit, this.outbox, options.dataDir);
     this.comments = new SqliteComments(this.db, this.commit, this.notes);

@@ -1,0 +1,102 @@
+// The in-memory postings of the SQLite engine (docs/design.md, "Search"):
+// two stores on one data directory (as two servers would be) see each other's
+// writes on their next search, a reused key never mixes two notes, a store
+// that fell behind the trimmed log builds again, and a store over its memory
+// budget falls back to the FTS5 index with the same results.
+import { afterAll, expect, test } from "bun:test";
+import { rmSync } from "node:fs";
+import { searchRequest } from "../../src/core/search/query.ts";
+import { SqliteStore } from "../../src/store/sqlite/store.ts";
+import { tempDir } from "../helpers/server.ts";
+
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+
+async function pair(options: { searchLogKeep?: number; searchMemoryBytes?: number } = {}) {
+  const dir = tempDir("cairn-memory-search-");
+  dirs.push(dir);
+  const writer = new SqliteStore({ dataDir: dir, ...options });
+  await writer.migrate();
+  const reader = new SqliteStore({ dataDir: dir, ...options });
+  await reader.migrate();
+  const { contributorNo } = await writer.createContributor({ email: "m@example.org", keyPrefix: "cairn_mmmmmm", keyDigest: new Uint8Array(32), createdAt: 0 });
+  let n = 0;
+  const create = async (title: string, body: string) => {
+    const id = `00000000-0000-7000-8000-${String(++n).padStart(12, "0")}`;
+    const created = await writer.createNote({ id, contributorNo, title, body, tags: [], createdAt: n }, () => false);
+    if ("duplicateOf" in created) throw new Error("unexpected duplicate");
+    return id;
+  };
+  const remove = async (id: string) => expect(await writer.deleteNote(id, contributorNo)).toBe("deleted");
+  const titles = async (store: SqliteStore, query: string) => (await store.search(searchRequest(query, 10))).map((note) => note.title);
+  const close = async () => {
+    await writer.close();
+    await reader.close();
+  };
+  return { writer, reader, create, remove, titles, close };
+}
+
+test("a note written or deleted through one store is found, or gone, at the other's next search", async () => {
+  const { writer, reader, create, remove, titles, close } = await pair();
+  try {
+    expect(reader.searchIndex.memory.offReason).toBeNull();
+    const first = await create("Gravel cairn one", "stones along the ridge");
+    await create("Gravel cairn two", "more stones");
+    expect(await titles(reader, "gravel")).toEqual(["Gravel cairn two", "Gravel cairn one"]);
+    await remove(first);
+    expect(await titles(reader, "gravel")).toEqual(["Gravel cairn two"]);
+    expect(await titles(writer, "gravel")).toEqual(["Gravel cairn two"]);
+    expect(reader.searchIndex.memory.offReason).toBeNull();
+  } finally {
+    await close();
+  }
+});
+
+test("a key reused after the newest note is deleted serves the new text, never the old one", async () => {
+  const { reader, create, remove, titles, close } = await pair();
+  try {
+    await create("Basalt column", "hexagonal basalt");
+    expect(await titles(reader, "basalt")).toEqual(["Basalt column"]);
+    const newest = await create("Obsidian shard", "volcanic glass obsidian");
+    expect(await titles(reader, "obsidian")).toEqual(["Obsidian shard"]);
+    // SQLite hands the deleted newest note's key to the next note: both happen before the reader's next search.
+    await remove(newest);
+    const reused = await create("Pumice stone", "light volcanic pumice");
+    expect(reused).toBeDefined();
+    expect(await titles(reader, "obsidian")).toEqual([]);
+    expect(await titles(reader, "pumice")).toEqual(["Pumice stone"]);
+    expect(await titles(reader, "volcanic")).toEqual(["Pumice stone"]);
+    expect(await titles(reader, "basalt")).toEqual(["Basalt column"]);
+  } finally {
+    await close();
+  }
+});
+
+test("a store that fell behind the trimmed log builds its postings again and misses nothing", async () => {
+  const { reader, create, remove, titles, close } = await pair({ searchLogKeep: 4 });
+  try {
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i++) ids.push(await create(`Flint ${i}`, `flint knapping ${i === 11 ? "chert" : ""}`));
+    await remove(ids[0]);
+    expect((await titles(reader, "flint")).length).toBe(10);
+    expect(await titles(reader, "chert")).toEqual(["Flint 11"]);
+    expect(reader.searchIndex.memory.offReason).toBeNull();
+  } finally {
+    await close();
+  }
+});
+
+test("over its memory budget a store searches the FTS5 index instead, with the same results", async () => {
+  const { reader, writer, create, titles, close } = await pair({ searchMemoryBytes: 20_000 });
+  try {
+    expect(reader.searchIndex.memory.offReason).toBeNull(); // empty: fits
+    for (let i = 0; i < 40; i++) await create(`Granite slab ${i}`, `granite ${"quartz ".repeat(i % 5)} feldspar${i} mica${i}`);
+    const served = await titles(reader, "granite quartz");
+    expect(reader.searchIndex.memory.offReason).toMatch(/over SEARCH_MEMORY_MB/);
+    expect(served).toEqual(await titles(writer, "granite quartz"));
+    expect(served.length).toBe(10);
+    expect(served.slice(0, 8).every((title) => /Granite slab \d+/.test(title))).toBe(true);
+  } finally {
+    await close();
+  }
+});

@@ -1,0 +1,74 @@
+// The in-memory postings and their MaxScore ranking against scoring every
+// live note, through adds, removes, re-added keys and compactions (the store
+// suites cover the same through a real database: test/store/).
+import { expect, test } from "bun:test";
+import fc from "fast-check";
+import { termVector } from "../../src/core/search/analyzer.ts";
+import { rankInMemory } from "../../src/core/search/maxscore.ts";
+import { MemoryIndex } from "../../src/core/search/memory-index.ts";
+import { idf, scoreVector } from "../../src/core/search/ranking.ts";
+import { encodeVector } from "../../src/core/search/vector.ts";
+
+const WORDS = Array.from({ length: 30 }, (_, i) => `v${i}q`);
+const word = (u: number) => WORDS[Math.floor(WORDS.length * u ** 2.5)];
+
+const textArb = (max: number) => fc.array(fc.double({ min: 0, max: 1, noNaN: true, maxExcluded: true }), { minLength: 1, maxLength: max }).map((us) => us.map(word).join(" "));
+// Sometimes a word many times over: title counts past the packed arrays' nibble.
+const noteArb = fc.record({
+  title: fc.tuple(textArb(5), fc.integer({ min: 0, max: 20 })).map(([text, repeats]) => `${text} ${"v2q ".repeat(repeats)}`),
+  tags: fc.array(fc.constantFrom(...WORDS.slice(0, 6)), { maxLength: 3 }),
+    body: fc.tuple(textArb(30), fc.integer({ min: 0, max: 40 })).map(([text, repeats]) => `${text} ${"v3q ".repeat(repeats)}`),
+});
+const opArb = fc.oneof(
+  { weight: 6, arbitrary: noteArb.map((note) => ({ kind: "add" as const, note })) },
+  { weight: 2, arbitrary: fc.nat().map((n) => ({ kind: "remove" as const, n })) },
+  { weight: 1, arbitrary: fc.constant({ kind: "compact" as const }) },
+);
+
+function exhaustive(live: Map<number, string>, terms: string[], k: number): { key: number; score: number }[] {
+  const notes = live.size;
+  const sums = [0, 0, 0];
+  for (const vector of live.values()) vector.split(" ")[0].split(",").forEach((n, f) => (sums[f] += Number(n)));
+  const averages = sums.map((sum) => Math.max(sum / notes, 1e-9)) as [number, number, number];
+  const query = terms.flatMap((term) => {
+    const holding = [...live.values()].filter((vector) => vector.includes(` ${term}:`)).length;
+    return holding > 0 ? [{ term, idf: idf(notes, holding) }] : [];
+  });
+  const scored = [...live].filter(([, vector]) => query.some((q) => vector.includes(` ${q.term}:`))).map(([key, vector]) => ({ key, score: scoreVector(vector, query, averages) }));
+  scored.sort((a, b) => b.score - a.score || a.key - b.key);
+  if (scored.length <= k) return scored;
+  return scored.filter((s) => s.score >= scored[k - 1].score);
+}
+
+test("MaxScore over the postings equals scoring every live note (adds, removes, reused keys, compaction)", () => {
+  fc.assert(
+    fc.property(fc.array(opArb, { minLength: 1, maxLength: 80 }), fc.array(fc.tuple(fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 5 }), fc.integer({ min: 1, max: 8 })), { minLength: 1, maxLength: 6 }), (ops, queries) => {
+      const index = new MemoryIndex();
+      const live = new Map<number, string>();
+      let nextKey = 1;
+      for (const op of ops) {
+        if (op.kind === "add") {
+          // Keys are reused as SQLite reuses the newest deleted rowid.
+          const key = live.size > 0 ? Math.max(...live.keys()) + 1 : nextKey;
+          nextKey = key + 1;
+          const vector = encodeVector(termVector(op.note.title, op.note.tags, op.note.body));
+          expect(index.add(key, vector)).toBe(true);
+          live.set(key, vector);
+        } else if (op.kind === "remove" && live.size > 0) {
+          const key = [...live.keys()][op.n % live.size];
+          expect(index.remove(key, live.get(key)!)).toBe(true);
+          live.delete(key);
+        } else if (op.kind === "compact") {
+          index.compact();
+        }
+      }
+      expect(index.notes).toBe(live.size);
+      for (const [terms, k] of queries) {
+        const distinct = [...new Set(terms)];
+        const served = rankInMemory(index, distinct, k).sort((a, b) => b.score - a.score || a.key - b.key);
+        expect(served).toEqual(exhaustive(live, distinct, k));
+      }
+    }),
+    { numRuns: 300 },
+  );
+});
