@@ -91,7 +91,14 @@ function exhaustive(notes: (Note & { pk: number; id: string })[], queryText: str
   return scored.slice(0, limit).map((s) => s.note.id);
 }
 
-const variants = testEngines().flatMap((engine) =>
+interface Variant {
+  engine: ReturnType<typeof testEngines>[number];
+  name: string;
+  settings: Record<string, string>;
+  /** The SQLite store must be searching its in-memory postings. */
+  memory: boolean;
+}
+const variants = testEngines().flatMap((engine): Variant[] =>
   engine === "sqlite"
     ? [
         { engine, name: "sqlite, in-memory postings", settings: {}, memory: true },

@@ -106,6 +106,15 @@ export class SqliteMemorySearch {
     return this.state.kind === "ready" ? this.state.index : null;
   }
 
+  /**
+   * After a batch of this process's writes: follows them now, so that no
+   * search pays for catching up a burst of writes. `written` holds the
+   * vectors the batch indexed, by key (spares reading them back).
+   */
+  committed(written: Map<number, string>): void {
+    if (this.state.kind === "ready") this.catchUp(written);
+  }
+
   close(): void {
     this.state = { kind: "closed" };
   }
@@ -116,7 +125,7 @@ export class SqliteMemorySearch {
    * only the net change matters: the first removal (if the note was held
    * before, it removes that version) and whether its last change was an add.
    */
-  private catchUp(): void {
+  private catchUp(written?: Map<number, string>): void {
     const state = this.state;
     if (state.kind !== "ready") return;
     const own = !this.sqlite.inTransaction;
@@ -144,8 +153,8 @@ export class SqliteMemorySearch {
       for (const [pk, change] of net) {
         if (change.firstRemoved !== null) state.index.remove(pk, change.firstRemoved);
         if (change.added) {
-          const row = this.s.vectorOf.get(pk);
-          if (row) state.index.add(pk, row.vector);
+          const vector = written?.get(pk) ?? this.s.vectorOf.get(pk)?.vector;
+          if (vector !== undefined) state.index.add(pk, vector);
         }
       }
       state.seq = seq;

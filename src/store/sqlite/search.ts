@@ -118,6 +118,21 @@ export class SqliteSearch implements SearchSource {
     this.memory = new SqliteMemorySearch(sqlite, memoryBytes);
   }
 
+  /** Vectors indexed by the current write batch, by key: the in-memory postings take them after COMMIT. */
+  private readonly written = new Map<number, string>();
+
+  /** After a write batch's COMMIT. */
+  committed(): void {
+    if (this.written.size === 0) return;
+    this.memory.committed(this.written);
+    this.written.clear();
+  }
+
+  /** After a write batch failed (nothing of it is stored). */
+  failed(): void {
+    this.written.clear();
+  }
+
   /** Builds the in-memory postings (after migrations). */
   startMemory(): void {
     this.memory.start();
@@ -145,7 +160,9 @@ export class SqliteSearch implements SearchSource {
     }
     const s = this.s;
     s.insertFts.run(note.pk, ...tiers.map((terms) => terms.join(" ")));
-    s.insertVector.run(note.pk, encodeVector(vector));
+    const encoded = encodeVector(vector);
+    s.insertVector.run(note.pk, encoded);
+    this.written.set(note.pk, encoded);
     s.countTerms.run(JSON.stringify(pairs));
     s.addTotals.run(1, ...vector.lengths);
     this.logChange(note.pk, null);

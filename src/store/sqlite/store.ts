@@ -47,8 +47,17 @@ export class SqliteStore implements Store {
   constructor(options: SqliteOptions) {
     this.sqlite = openDatabase(options.dataDir, options.durability);
     this.db = drizzle(this.sqlite, { schema });
-    // The notes hear of each batch's COMMIT (to announce note changes); they are made just below.
-    this.commit = new GroupCommit(this.sqlite, { committed: () => this.notes.committed(), failed: () => this.notes.failed() });
+    // The notes (to announce note changes) and the search index (to follow them in memory) hear of each batch's COMMIT; both are made just below.
+    this.commit = new GroupCommit(this.sqlite, {
+      committed: () => {
+        this.notes.committed();
+        this.searchIndex.committed();
+      },
+      failed: () => {
+        this.notes.failed();
+        this.searchIndex.failed();
+      },
+    });
     this.outbox = new SqliteOutbox(this.sqlite, this.db);
     this.searchIndex = new SqliteSearch(this.sqlite, options.searchMemoryBytes ?? DEFAULT_SEARCH_MEMORY_BYTES, options.searchLogKeep);
     this.notes = new SqliteNotes(this.sqlite, this.db, this.commit, this.searchIndex, options.dataDir, options.noteCacheBytes ?? DEFAULT_NOTE_CACHE_BYTES);
