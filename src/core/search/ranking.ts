@@ -14,7 +14,7 @@ import { readLengths, termCounts } from "./vector.ts";
 export const BM25F = {
   k1: 1.2,
   /** Length normalisation per field: title, tags, body. */
-  b: [0.75, 0.75, 0.75] as Fields<number>,
+  b: [0.75, 0.75, 0.9] as Fields<number>,
   weights: [3, 1, 1] as Fields<number>,
 };
 
@@ -30,6 +30,13 @@ export const BM25F = {
 export const TIER_LIMITS = [0.5, 1, 2, 4, 8, 16, 32, 64];
 export const TIERS = TIER_LIMITS.length + 1;
 export const REFERENCE_LENGTHS: Fields<number> = [10, 4, 150];
+/**
+ * The length normalisation and field weights tiers are computed with. Fixed,
+ * not BM25F's: stored tiers must not depend on the ranking's parameters, which
+ * may change between releases; tierDrift() covers the difference.
+ */
+const TIER_B: Fields<number> = [0.75, 0.75, 0.75];
+const TIER_WEIGHTS: Fields<number> = [3, 1, 1];
 
 /**
  * A term in at most this many notes is taken whole (all tiers in one step),
@@ -127,10 +134,32 @@ const weightedFrequency = (tf: Fields<number>, lengths: Fields<number>, averages
 
 /** The impact tier of a term in a note (see TIER_LIMITS). */
 export function tierOf(tf: Fields<number>, lengths: Fields<number>): number {
-  const weighted = weightedFrequency(tf, lengths, REFERENCE_LENGTHS);
+  let weighted = 0;
+  for (let f = 0; f < 3; f++) {
+    if (tf[f] > 0) weighted += (TIER_WEIGHTS[f] * tf[f]) / (1 - TIER_B[f] + (TIER_B[f] * lengths[f]) / REFERENCE_LENGTHS[f]);
+  }
   let tier = 0;
   while (tier < TIER_LIMITS.length && weighted >= TIER_LIMITS[tier]) tier++;
   return tier;
+}
+
+/**
+ * How much a note's weighted frequency under the ranking (BM25F's b and
+ * weights, today's field averages) can exceed the one its tier was computed
+ * with (TIER_B, TIER_WEIGHTS, REFERENCE_LENGTHS): per field the ratio of the
+ * two normalised frequencies is monotonic in the field's length, so its
+ * largest value is at length 0 or at unbounded length; the largest over the
+ * fields bounds the sum.
+ */
+export function tierDrift(averages: Fields<number>): number {
+  let drift = 0;
+  for (let f = 0; f < 3; f++) {
+    const b = BM25F.b[f];
+    const atZero = b >= 1 ? Infinity : (1 - TIER_B[f]) / (1 - b);
+    const atInfinity = b <= 0 ? Infinity : (TIER_B[f] * averages[f]) / (b * REFERENCE_LENGTHS[f]);
+    drift = Math.max(drift, (BM25F.weights[f] / TIER_WEIGHTS[f]) * Math.max(atZero, atInfinity));
+  }
+  return drift;
 }
 
 export interface QueryTerm {
@@ -227,7 +256,7 @@ export async function rankTopK(source: TermSource, terms: string[], k: number): 
   });
   if (query.length === 0) return [];
 
-  const drift = Math.max(1, ...averages.map((average, f) => average / REFERENCE_LENGTHS[f]));
+  const drift = tierDrift(averages);
   const slices: Slice[] = [];
   const perTerm = Math.max(1, Math.floor(SLICES / query.length));
   query.forEach((q, term) => {
@@ -236,7 +265,7 @@ export async function rankTopK(source: TermSource, terms: string[], k: number): 
       slices.push({ term, tiers: null, bound: q.idf * (BM25F.k1 + 1) });
       return;
     }
-    const bound = (tier: number) => q.idf * (tier < TIER_LIMITS.length ? saturate(TIER_LIMITS[tier] * drift) : BM25F.k1 + 1);
+    const bound = (tier: number) => q.idf * (tier < TIER_LIMITS.length && Number.isFinite(drift) ? saturate(TIER_LIMITS[tier] * drift) : BM25F.k1 + 1);
     // The top tiers (thin, large bounds) one by one; the rest together.
     tiers.slice(0, perTerm - 1).forEach((tier) => slices.push({ term, tiers: [tier], bound: bound(tier) }));
     const rest = tiers.slice(perTerm - 1);
