@@ -16,6 +16,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { queryTerms, resultOrder, searchRequest } from "../src/core/search/query.ts";
 import { BM25F, idf, scoreVector, type QueryTerm } from "../src/core/search/ranking.ts";
+import { DEFAULT_SEARCH_MEMORY_BYTES } from "../src/store/sqlite/search.ts";
 import { SqliteStore } from "../src/store/sqlite/store.ts";
 import { loadCollection, readCollection } from "./quality/collection.ts";
 
@@ -38,7 +39,7 @@ const loaded = collection ? await loadCollection(collection, { searchMemoryBytes
 const queries = collection
   ? collection.queries.map((q) => q.text)
   : (JSON.parse(readFileSync(join(dir, "keys.json"), "utf8")) as { queries: string[] }).queries;
-const store = loaded?.store ?? new SqliteStore({ dataDir: dir, searchMemoryBytes: memoryBytes });
+const store = loaded?.store ?? new SqliteStore({ dataDir: dir, searchMemoryBytes: memoryBytes ?? DEFAULT_SEARCH_MEMORY_BYTES });
 if (args.mmap) store.sqlite.exec(`PRAGMA mmap_size = ${Number(args.mmap)}`);
 const buildStarted = performance.now();
 await store.migrate();

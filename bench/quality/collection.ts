@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { uuidv7 } from "../../src/core/ids.ts";
 import { searchRequest } from "../../src/core/search/query.ts";
+import { DEFAULT_SEARCH_MEMORY_BYTES } from "../../src/store/sqlite/search.ts";
 import { SqliteStore } from "../../src/store/sqlite/store.ts";
 
 export const K = 10;
@@ -65,7 +66,7 @@ export interface Loaded {
 /** Loads the notes through the store's own write path (createNote), as POST /v1/posts does. */
 export async function loadCollection(collection: Collection, options: { searchMemoryBytes?: number } = {}): Promise<Loaded> {
   const dir = mkdtempSync(join(tmpdir(), "cairn-quality-"));
-  const store = new SqliteStore({ dataDir: dir, searchMemoryBytes: options.searchMemoryBytes });
+  const store = new SqliteStore({ dataDir: dir, searchMemoryBytes: options.searchMemoryBytes ?? DEFAULT_SEARCH_MEMORY_BYTES });
   await store.migrate();
   const started = performance.now();
   const { contributorNo } = await store.createContributor({ email: "quality@example.org", keyPrefix: "cairn_qualit", keyDigest: new Uint8Array(32), createdAt: 0 });

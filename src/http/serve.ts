@@ -79,6 +79,9 @@ export async function runServe(args: string[]): Promise<number> {
   if (store.keySignalOffReason !== null) {
     log.warn("API keys are read from the database on every request (slower): the key-change signal is unavailable", { reason: store.keySignalOffReason });
   }
+  if (store.searchMemoryOffReason !== null) {
+    log.info("search answers from the database index for now (exact, slower than in-memory postings)", { reason: store.searchMemoryOffReason });
+  }
   if (store.noteSignalOffReason !== null) {
     log.warn("notes are read from the database on every request (slower): the note-change signal is unavailable", { reason: store.noteSignalOffReason });
   }

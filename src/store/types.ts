@@ -112,6 +112,11 @@ export interface Store {
   /** Null when notes may be cached (changes by other processes are seen); otherwise why not. */
   readonly noteSignalOffReason: string | null;
   /**
+   * Null when search answers from in-memory postings, or the engine has none;
+   * otherwise why not (being built, over SEARCH_MEMORY_MB, off), for the log.
+   */
+  readonly searchMemoryOffReason: string | null;
+  /**
    * Re-attaches change signals that were replaced under this process (SQLite's
    * signal files) and names them; the server calls it every SIGNAL_CHECK_MS.
    * Engines without such signals answer [].

@@ -6,6 +6,7 @@
 import { afterAll, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { searchRequest } from "../../src/core/search/query.ts";
+import { DEFAULT_SEARCH_MEMORY_BYTES } from "../../src/store/sqlite/search.ts";
 import { SqliteStore } from "../../src/store/sqlite/store.ts";
 import { tempDir } from "../helpers/server.ts";
 
@@ -15,9 +16,10 @@ afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true 
 async function pair(options: { searchLogKeep?: number; searchMemoryBytes?: number } = {}) {
   const dir = tempDir("cairn-memory-search-");
   dirs.push(dir);
-  const writer = new SqliteStore({ dataDir: dir, ...options });
+  const settings = { searchMemoryBytes: DEFAULT_SEARCH_MEMORY_BYTES, ...options };
+  const writer = new SqliteStore({ dataDir: dir, ...settings });
   await writer.migrate();
-  const reader = new SqliteStore({ dataDir: dir, ...options });
+  const reader = new SqliteStore({ dataDir: dir, ...settings });
   await reader.migrate();
   const { contributorNo } = await writer.createContributor({ email: "m@example.org", keyPrefix: "cairn_mmmmmm", keyDigest: new Uint8Array(32), createdAt: 0 });
   let n = 0;

@@ -44,6 +44,7 @@ export class PostgresStore implements Store {
   readonly keySignalOffReason = null;
   /** Notes are read from the database on every request (no cache to go stale across replicas), by design. */
   readonly noteSignalOffReason = null;
+  readonly searchMemoryOffReason = null;
   private readonly client: BunSQL;
   private readonly db: Db;
   private readonly contributors: PostgresContributors;

@@ -13,7 +13,7 @@ import { migrateDatabase, migrationsCurrent } from "./migrate.ts";
 import { DEFAULT_NOTE_CACHE_BYTES, SqliteNotes } from "./notes.ts";
 import { SqliteOutbox } from "./outbox.ts";
 import * as schema from "./schema.ts";
-import { DEFAULT_SEARCH_MEMORY_BYTES, SqliteSearch } from "./search.ts";
+import { SqliteSearch } from "./search.ts";
 import { SqliteVotes } from "./votes.ts";
 import { SqliteWebEvents } from "./web-events.ts";
 
@@ -24,7 +24,11 @@ export interface SqliteOptions {
   durability?: Durability;
   /** Byte budget of the note cache (estimated; see notes.ts). */
   noteCacheBytes?: number;
-  /** Budget of the in-memory search postings (0: none); see SqliteMemorySearch. */
+  /**
+   * Budget of the in-memory search postings (SEARCH_MEMORY_MB; see
+   * memory-search.ts). Unset or 0: none, so tools that open a store to write
+   * or copy (seeder, copy) do not build them; openStore passes the setting.
+   */
   searchMemoryBytes?: number;
   /** Search log rows kept (SEARCH_LOG_KEEP in search.ts; smaller only in tests). */
   searchLogKeep?: number;
@@ -59,7 +63,7 @@ export class SqliteStore implements Store {
       },
     });
     this.outbox = new SqliteOutbox(this.sqlite, this.db);
-    this.searchIndex = new SqliteSearch(this.sqlite, options.searchMemoryBytes ?? DEFAULT_SEARCH_MEMORY_BYTES, options.searchLogKeep);
+    this.searchIndex = new SqliteSearch(this.sqlite, options.searchMemoryBytes ?? 0, options.searchLogKeep);
     this.notes = new SqliteNotes(this.sqlite, this.db, this.commit, this.searchIndex, options.dataDir, options.noteCacheBytes ?? DEFAULT_NOTE_CACHE_BYTES);
     this.contributors = new SqliteContributors(this.sqlite, this.db, this.commit, this.outbox, options.dataDir);
     this.comments = new SqliteComments(this.db, this.commit, this.notes);
@@ -78,6 +82,10 @@ export class SqliteStore implements Store {
   }
 
   /** Null when note changes are announced across processes; otherwise why not (notes are then never cached). */
+  get searchMemoryOffReason(): string | null {
+    return this.searchIndex.memory.offReason;
+  }
+
   get noteSignalOffReason(): string | null {
     return this.notes.signalOffReason;
   }
