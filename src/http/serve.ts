@@ -81,6 +81,12 @@ export async function runServe(args: string[]): Promise<number> {
   }
   if (store.searchMemoryOffReason !== null) {
     log.info("search answers from the database index for now (exact, slower than in-memory postings)", { reason: store.searchMemoryOffReason });
+    const building = performance.now();
+    void store.searchMemoryBuilt().then(() => {
+      const reason = store.searchMemoryOffReason;
+      if (reason === null) log.info("search postings are in memory: search answers from them", { ms: Math.round(performance.now() - building) });
+      else if (!/SEARCH_MEMORY_MB is 0/.test(reason)) log.warn("search stays on the database index (exact, slower)", { reason });
+    });
   }
   if (store.noteSignalOffReason !== null) {
     log.warn("notes are read from the database on every request (slower): the note-change signal is unavailable", { reason: store.noteSignalOffReason });

@@ -116,6 +116,8 @@ export interface Store {
    * otherwise why not (being built, over SEARCH_MEMORY_MB, off), for the log.
    */
   readonly searchMemoryOffReason: string | null;
+  /** Settles when a background build of in-memory postings has ended (at once when there is none). */
+  searchMemoryBuilt(): Promise<void>;
   /**
    * Re-attaches change signals that were replaced under this process (SQLite's
    * signal files) and names them; the server calls it every SIGNAL_CHECK_MS.

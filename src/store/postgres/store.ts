@@ -45,6 +45,7 @@ export class PostgresStore implements Store {
   /** Notes are read from the database on every request (no cache to go stale across replicas), by design. */
   readonly noteSignalOffReason = null;
   readonly searchMemoryOffReason = null;
+  async searchMemoryBuilt(): Promise<void> {}
   private readonly client: BunSQL;
   private readonly db: Db;
   private readonly contributors: PostgresContributors;

@@ -86,6 +86,10 @@ export class SqliteStore implements Store {
     return this.searchIndex.memory.offReason;
   }
 
+  searchMemoryBuilt(): Promise<void> {
+    return this.searchIndex.memory.loaded();
+  }
+
   get noteSignalOffReason(): string | null {
     return this.notes.signalOffReason;
   }
