@@ -102,7 +102,7 @@ export async function runAdmin(args: string[]): Promise<number> {
   if (verb === "copy") return copy(flags.to, config.dataDir);
   let store: Store;
   try {
-    // An admin verb never searches: no in-memory postings to build (at a million notes that is ~45 s and 1.2 GB).
+    // An admin verb never searches: no in-memory postings to build (their cost: docs/benchmarks.md, "Search latency").
     store = openStore({ ...config, searchMemoryBytes: 0 }, { mustExist: verb !== "provision" });
   } catch (error) {
     if (error instanceof StoreNotFound) {

@@ -40,9 +40,15 @@ function exhaustive(live: Map<number, string>, terms: string[], k: number): { ke
   return scored.filter((s) => s.score >= scored[k - 1].score);
 }
 
-test("MaxScore over the postings equals scoring every live note (adds, removes, reused keys, compaction)", () => {
+const cases = [
+  { name: "small corpora", minOps: 1, maxOps: 80, runs: 300 },
+  // Lists of several blocks (64 postings each), so block-max skipping is exercised.
+  { name: "corpora of several blocks per term", minOps: 600, maxOps: 1500, runs: 25 },
+];
+
+for (const { name, minOps, maxOps, runs } of cases) test(`MaxScore over the postings equals scoring every live note (adds, removes, reused keys, compaction): ${name}`, () => {
   fc.assert(
-    fc.property(fc.array(opArb, { minLength: 1, maxLength: 80 }), fc.array(fc.tuple(fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 5 }), fc.integer({ min: 1, max: 8 })), { minLength: 1, maxLength: 6 }), (ops, queries) => {
+    fc.property(fc.array(opArb, { minLength: minOps, maxLength: maxOps }), fc.array(fc.tuple(fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 5 }), fc.integer({ min: 1, max: 8 })), { minLength: 1, maxLength: 6 }), (ops, queries) => {
       const index = new MemoryIndex();
       const live = new Map<number, string>();
       let nextKey = 1;
@@ -69,6 +75,6 @@ test("MaxScore over the postings equals scoring every live note (adds, removes, 
         expect(served).toEqual(exhaustive(live, distinct, k));
       }
     }),
-    { numRuns: 300 },
+    { numRuns: runs },
   );
 });

@@ -2,8 +2,8 @@
 // Flood 1995, as PISA and Lucene run it). Why it is exact, and how it meets
 // the tie order: docs/design.md, "Search".
 import type { Fields } from "./analyzer.ts";
-import type { MemoryIndex, TermPostings } from "./memory-index.ts";
-import { idf, saturate, TopK, weightedFrequencyOf, type Ranked } from "./ranking.ts";
+import { BLOCK_SHIFT, type MemoryIndex, type TermPostings } from "./memory-index.ts";
+import { BM25F, idf, saturate, SLACK, TopK, weightedFrequencyOf, type Ranked } from "./ranking.ts";
 
 /** First position at or after `from` whose ordinal is at least `target` (galloping, then binary search). */
 function seek(ordinals: Int32Array, size: number, from: number, target: number): number {
@@ -51,7 +51,10 @@ export function rankInMemory(index: MemoryIndex, terms: string[], k: number): Ra
   }
   const m = lists.length;
   if (m === 0) return [];
-  const bounds = lists.map((postings, i) => weights[i] * saturate(index.maxWeighted(postings, averages)));
+  // Per term: the factor that makes its cached bounds valid now, and its bound (the most it adds to any note).
+  const drifts = lists.map((postings) => index.bounds(postings, averages));
+  const bounds = lists.map((postings, i) => weights[i] * saturate(postings.maxWeighted * drifts[i]));
+  const blockBound = (i: number, block: number) => weights[i] * saturate(lists[i].blockMax[block] * drifts[i]);
   // Terms by bound, smallest first; prefix[j]: the bounds of order[0..j] summed.
   const order = lists.map((_, i) => i).sort((a, b) => bounds[a] - bounds[b] || a - b);
   const prefix: number[] = [];
@@ -61,14 +64,30 @@ export function rankInMemory(index: MemoryIndex, terms: string[], k: number): Ra
   const positions = new Array<number>(m).fill(0);
   const shares = new Array<number>(m).fill(0);
   const counts: Fields<number> = [0, 0, 0];
+  const { b, weights: fieldWeights } = BM25F;
+  // The body-only case (most postings) computed inline: the same operations as
+  // weightedFrequencyOf with zero title and tags counts, so the same float.
+  const bodyWeight = fieldWeights[2];
+  const bodyB = b[2];
+  const bodyAverage = averages[2];
   const share = (i: number, at: number, ordinal: number) => {
-    lists[i].countsAt(at, counts);
+    const list = lists[i];
     const o = 3 * ordinal;
+    if (list.titleAndTags[at] === 0) {
+      return weights[i] * saturate(0 + (bodyWeight * list.body[at]) / (1 - bodyB + (bodyB * lengths[o + 2]) / bodyAverage));
+    }
+    list.countsAt(at, counts);
     return weights[i] * saturate(weightedFrequencyOf(counts[0], counts[1], counts[2], lengths[o], lengths[o + 1], lengths[o + 2], averages));
   };
 
   const top = new TopK(k);
+  // top.excludes(bound), with the k-th score kept in a local between offers.
+  let threshold = -Infinity;
+  const excluded = (bound: number) => threshold >= bound * SLACK;
   let firstEssential = 0;
+  // Block-max skipping: the k-th score and ordinal up to which the last check failed (not checked again until either moves).
+  let checkedAt = -Infinity;
+  let checkedUntil = -1;
   while (firstEssential < m) {
     let candidate = Infinity;
     for (let j = firstEssential; j < m; j++) {
@@ -77,8 +96,34 @@ export function rankInMemory(index: MemoryIndex, terms: string[], k: number): Ra
       if (positions[i] < list.size && list.ordinals[positions[i]] < candidate) candidate = list.ordinals[positions[i]];
     }
     if (candidate === Infinity) break;
+    if (threshold > -Infinity && (candidate > checkedUntil || threshold !== checkedAt)) {
+      // Every note up to `until` holds, of each essential term, at most a posting of its current
+      // block: when those blocks' bounds plus the non-essential terms' cannot reach the k-th
+      // score, no such note can enter, and every essential cursor moves past `until`.
+      let bound = firstEssential > 0 ? prefix[firstEssential - 1] : 0;
+      let until = Infinity;
+      for (let j = firstEssential; j < m; j++) {
+        const i = order[j];
+        const list = lists[i];
+        const at = positions[i];
+        if (at >= list.size) continue;
+        const block = at >> BLOCK_SHIFT;
+        bound += blockBound(i, block);
+        const last = list.ordinals[Math.min(list.size, (block + 1) << BLOCK_SHIFT) - 1];
+        if (last < until) until = last;
+      }
+      if (excluded(bound)) {
+        for (let j = firstEssential; j < m; j++) {
+          const i = order[j];
+          const list = lists[i];
+          positions[i] = seek(list.ordinals, list.size, positions[i], until + 1);
+        }
+        continue;
+      }
+      checkedAt = threshold;
+      checkedUntil = until;
+    }
     let partial = 0;
-    shares.fill(0);
     for (let j = firstEssential; j < m; j++) {
       const i = order[j];
       const list = lists[i];
@@ -87,16 +132,19 @@ export function rankInMemory(index: MemoryIndex, terms: string[], k: number): Ra
         positions[i] = at + 1;
         shares[i] = share(i, at, candidate);
         partial += shares[i];
+      } else {
+        shares[i] = 0;
       }
     }
     if (!index.isLive(candidate)) continue;
     let reachable = true;
     for (let j = firstEssential - 1; j >= 0; j--) {
-      if (top.excludes(partial + prefix[j])) {
+      const i = order[j];
+      shares[i] = 0;
+      if (excluded(partial + prefix[j])) {
         reachable = false;
         break;
       }
-      const i = order[j];
       const list = lists[i];
       const at = seek(list.ordinals, list.size, positions[i], candidate);
       positions[i] = at;
@@ -109,10 +157,11 @@ export function rankInMemory(index: MemoryIndex, terms: string[], k: number): Ra
     // Summed in query-term order, as every other scorer sums (the same float for the same note).
     let score = 0;
     for (let i = 0; i < m; i++) score += shares[i];
-    const before = top.threshold;
+    if (top.full && score < top.threshold) continue;
     top.offer(index.keyOf(candidate), score);
-    if (top.threshold !== before) {
-      while (firstEssential < m && top.excludes(prefix[firstEssential])) firstEssential++;
+    if (top.full && top.threshold !== threshold) {
+      threshold = top.threshold;
+      while (firstEssential < m && excluded(prefix[firstEssential])) firstEssential++;
     }
   }
   return top.items;

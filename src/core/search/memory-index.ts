@@ -21,8 +21,12 @@ const BODY_MAX = 0xffff;
  */
 const BOUND_DRIFT = 1.05;
 
-/** Bytes per posting: ordinal (4), body count (2), title and tags counts (1). */
-const POSTING_BYTES = 7;
+/** Postings per block: each block keeps its largest weighted frequency (block-max bounds). */
+export const BLOCK_SHIFT = 6;
+const BLOCK = 1 << BLOCK_SHIFT;
+
+/** Bytes per posting: ordinal (4), body count (2), title and tags counts (1), a share of its block's bound. */
+const POSTING_BYTES = 7 + 8 / BLOCK;
 /** Rough fixed cost of a term (map entry, object, typed-array headers) and of a note (arrays, key map entry). */
 const TERM_BYTES = 400;
 const NOTE_BYTES = 64;
@@ -40,12 +44,16 @@ export class TermPostings {
   overflow: Map<number, Fields<number>> | null = null;
   /** The largest weighted frequency among the postings under `boundAverages` (a bound: removed notes may have held it). */
   maxWeighted = 0;
+  /** The same per block of BLOCK postings. */
+  blockMax: Float64Array;
+  /** The field averages the bounds were computed under; null: not computed yet. */
   boundAverages: Fields<number> | null = null;
 
   constructor(capacity: number) {
     this.ordinals = new Int32Array(capacity);
     this.body = new Uint16Array(capacity);
     this.titleAndTags = new Uint8Array(capacity);
+    this.blockMax = new Float64Array(Math.ceil(capacity / BLOCK));
   }
 
   get capacity(): number {
@@ -62,10 +70,20 @@ export class TermPostings {
     body.set(this.body.subarray(0, this.size));
     const titleAndTags = new Uint8Array(capacity);
     titleAndTags.set(this.titleAndTags.subarray(0, this.size));
+    const blockMax = new Float64Array(Math.ceil(capacity / BLOCK));
+    blockMax.set(this.blockMax);
     this.ordinals = ordinals;
     this.body = body;
     this.titleAndTags = titleAndTags;
+    this.blockMax = blockMax;
     return added * POSTING_BYTES;
+  }
+
+  /** Raises the bounds (computed under `boundAverages`) for posting `at`'s weighted frequency. */
+  raiseBound(at: number, weighted: number): void {
+    if (weighted > this.maxWeighted) this.maxWeighted = weighted;
+    const block = at >> BLOCK_SHIFT;
+    if (weighted > this.blockMax[block]) this.blockMax[block] = weighted;
   }
 
   push(ordinal: number, title: number, tags: number, body: number): void {
@@ -144,8 +162,7 @@ export class MemoryIndex {
       postings.push(ordinal, title, tags, body);
       postings.notes++;
       if (postings.boundAverages) {
-        const weighted = weightedFrequencyOf(title, tags, body, lengths[0], lengths[1], lengths[2], postings.boundAverages);
-        if (weighted > postings.maxWeighted) postings.maxWeighted = weighted;
+        postings.raiseBound(postings.size - 1, weightedFrequencyOf(title, tags, body, lengths[0], lengths[1], lengths[2], postings.boundAverages));
       }
     });
     return true;
@@ -200,32 +217,33 @@ export class MemoryIndex {
   }
 
   /**
-   * A bound on the term's weighted frequency in any of its notes under these
-   * averages: the largest one, cached with the averages it was computed under
-   * and scaled by how much any field average has grown since (a field's
-   * normalised frequency grows at most in proportion to its average).
+   * Makes the term's bounds (`maxWeighted`, `blockMax`: the largest weighted
+   * frequency of its notes, overall and per block) valid under these
+   * averages once multiplied by the factor returned. They are kept with the
+   * averages they were computed under; the factor is how much any field
+   * average has grown since (a field's normalised frequency grows at most in
+   * proportion to its average); past BOUND_DRIFT they are computed again.
    */
-  maxWeighted(postings: TermPostings, averages: Fields<number>): number {
+  bounds(postings: TermPostings, averages: Fields<number>): number {
     const cachedUnder = postings.boundAverages;
     if (cachedUnder) {
       let drift = 1;
       for (let f = 0; f < 3; f++) drift = Math.max(drift, averages[f] / cachedUnder[f]);
-      if (drift <= BOUND_DRIFT) return postings.maxWeighted * drift;
+      if (drift <= BOUND_DRIFT) return drift;
     }
     const counts: Fields<number> = [0, 0, 0];
     const lengths = this.fieldLengths;
-    let max = 0;
+    postings.maxWeighted = 0;
+    postings.blockMax.fill(0);
+    postings.boundAverages = [averages[0], averages[1], averages[2]];
     for (let at = 0; at < postings.size; at++) {
       const ordinal = postings.ordinals[at];
       if (this.live[ordinal] === 0) continue;
       postings.countsAt(at, counts);
       const o = 3 * ordinal;
-      const weighted = weightedFrequencyOf(counts[0], counts[1], counts[2], lengths[o], lengths[o + 1], lengths[o + 2], averages);
-      if (weighted > max) max = weighted;
+      postings.raiseBound(at, weightedFrequencyOf(counts[0], counts[1], counts[2], lengths[o], lengths[o + 1], lengths[o + 2], averages));
     }
-    postings.maxWeighted = max;
-    postings.boundAverages = [averages[0], averages[1], averages[2]];
-    return max;
+    return 1;
   }
 
   private newOrdinal(key: number): number {
@@ -280,8 +298,7 @@ export class MemoryIndex {
         fresh.push(ordinal, counts[0], counts[1], counts[2]);
       }
       fresh.notes = postings.notes;
-      fresh.maxWeighted = postings.maxWeighted;
-      fresh.boundAverages = postings.boundAverages;
+      // Bounds are computed again on the next query that needs them (blocks moved).
       this.terms.set(term, fresh);
       this.postingBytes += fresh.capacity * POSTING_BYTES;
     }
