@@ -13,7 +13,7 @@ import { tempDir } from "../helpers/server.ts";
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 
-async function pair(options: { searchLogKeep?: number; searchMemoryBytes?: number } = {}) {
+async function pair(options: { searchLogKeep?: number; searchMemoryBytes?: number; searchLoadNowPostings?: number } = {}) {
   const dir = tempDir("cairn-memory-search-");
   dirs.push(dir);
   const settings = { searchMemoryBytes: DEFAULT_SEARCH_MEMORY_BYTES, ...options };
@@ -99,6 +99,28 @@ test("over its memory budget a store searches the FTS5 index instead, with the s
     expect(served.length).toBe(10);
     expect(served.slice(0, 8).every((title) => /Granite slab \d+/.test(title))).toBe(true);
   } finally {
+    await close();
+  }
+});
+
+test("a corpus built in the background: the FTS5 index answers meanwhile, then the postings, with writes made during the build", async () => {
+  const { writer, create, titles, close } = await pair();
+  const dir = writer.sqlite.filename.replace(/\/cairn\.db$/, "");
+  const late = new SqliteStore({ dataDir: dir, searchMemoryBytes: DEFAULT_SEARCH_MEMORY_BYTES, searchLoadNowPostings: 0 });
+  try {
+    for (let i = 0; i < 300; i++) await create(`Scree ${i}`, `loose scree slope ${i % 7 === 0 ? "talus" : "gravel"} ${i}`);
+    await late.migrate();
+    expect(late.searchIndex.memory.offReason).toMatch(/being built/);
+    const during = await titles(late, "talus scree");
+    await create("Talus cone", "talus talus talus at the foot of the cliff");
+    await late.searchMemoryBuilt();
+    expect(late.searchIndex.memory.offReason).toBeNull();
+    const after = await titles(late, "talus scree");
+    expect(after[0]).toBe("Talus cone");
+    expect(after.slice(1)).toEqual(during.slice(0, 9));
+    expect(await titles(late, "talus scree")).toEqual(await titles(writer, "talus scree"));
+  } finally {
+    await late.close();
     await close();
   }
 });

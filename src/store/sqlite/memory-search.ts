@@ -11,8 +11,11 @@ import { MemoryIndex } from "../../core/search/memory-index.ts";
 
 /** Corpora up to this many postings are loaded before migrate() returns; larger ones in the background. */
 const LOAD_NOW_POSTINGS = 2_000_000;
-/** Notes read per step of a background load (the event loop runs between steps). */
-const LOAD_STEP_NOTES = 5_000;
+/** Notes (and terms sized) per step of a load. */
+const LOAD_STEP_NOTES = 200;
+const LOAD_STEP_TERMS = 2_000;
+/** A background load gives the event loop back after this much work. */
+const LOAD_SLICE_MS = 10;
 /** Log rows read per query while catching up. */
 const LOG_PAGE = 10_000;
 
@@ -36,6 +39,8 @@ export class SqliteMemorySearch {
   constructor(
     private readonly sqlite: Database,
     private readonly budgetBytes: number,
+    /** Corpora with more postings are built in the background (a setting only for tests). */
+    private readonly loadNowPostings = LOAD_NOW_POSTINGS,
   ) {}
 
   /** Null while the postings serve searches; otherwise why not (loading, over budget, off). */
@@ -62,12 +67,20 @@ export class SqliteMemorySearch {
   /** Builds the postings: at once for a small corpus, else in the background. Call after migrations. */
   start(): void {
     if (this.state.kind === "closed" || this.state.kind === "loading") return;
+    try {
+      this.build();
+    } catch (error) {
+      this.state = { kind: "off", reason: `building the in-memory postings failed: ${(error as Error).message}` };
+    }
+  }
+
+  private build(): void {
     if (this.budgetBytes <= 0) {
       this.state = { kind: "off", reason: "SEARCH_MEMORY_MB is 0" };
       return;
     }
     const size = this.sqlite.query<{ postings: number; terms: number; notes: number }, []>(
-      "SELECT (SELECT coalesce(sum(notes), 0) FROM search_terms) AS postings, (SELECT count(*) FROM search_terms) AS terms, (SELECT notes FROM search_totals) AS notes",
+      "SELECT (SELECT coalesce(sum(notes), 0) FROM search_terms) AS postings, (SELECT count(DISTINCT term) FROM search_terms) AS terms, (SELECT notes FROM search_totals) AS notes",
     ).get()!;
     const estimate = MemoryIndex.estimateBytes(size.postings, size.terms, size.notes);
     if (estimate > this.budgetBytes) {
@@ -75,8 +88,8 @@ export class SqliteMemorySearch {
       return;
     }
     this.state = { kind: "loading" };
-    if (size.postings <= LOAD_NOW_POSTINGS) {
-      this.finishLoad(loadSnapshot(this.sqlite, null));
+    if (size.postings <= this.loadNowPostings) {
+      this.finishLoad(loadNow(this.sqlite));
       return;
     }
     const reader = new Database(this.sqlite.filename, { readonly: true });
@@ -88,10 +101,10 @@ export class SqliteMemorySearch {
       .finally(() => reader.close());
   }
 
-  private finishLoad(loaded: { index: MemoryIndex; seq: number } | null): void {
+  private finishLoad(loaded: Loaded | null): void {
     if (this.state.kind === "closed") return;
     this.state = loaded ? { kind: "ready", ...loaded } : { kind: "off", reason: "closed while loading" };
-    this.catchUp();
+    this.follow();
   }
 
   /** Settles once a background build has finished (or failed). */
@@ -101,9 +114,22 @@ export class SqliteMemorySearch {
 
   /** The postings, level with every committed write; null when search must use the FTS5 index. */
   current(): MemoryIndex | null {
-    if (this.state.kind !== "ready") return null;
-    this.catchUp();
+    this.follow();
     return this.state.kind === "ready" ? this.state.index : null;
+  }
+
+  /**
+   * catchUp(), never throwing: postings that could not follow the log are
+   * dropped (search takes the FTS5 path, and the reason is kept), since a
+   * half-applied batch would no longer be exact.
+   */
+  private follow(written?: Map<number, string>): void {
+    if (this.state.kind !== "ready") return;
+    try {
+      this.catchUp(written);
+    } catch (error) {
+      this.state = { kind: "off", reason: `following search_log failed: ${(error as Error).message}` };
+    }
   }
 
   /**
@@ -112,7 +138,7 @@ export class SqliteMemorySearch {
    * vectors the batch indexed, by key (spares reading them back).
    */
   committed(written: Map<number, string>): void {
-    if (this.state.kind === "ready") this.catchUp(written);
+    this.follow(written);
   }
 
   close(): void {
@@ -175,7 +201,7 @@ export class SqliteMemorySearch {
 const overBudget = (bytes: number, budget: number) =>
   `the in-memory postings would take ~${Math.ceil(bytes / 1048576)} MB, over SEARCH_MEMORY_MB (${Math.floor(budget / 1048576)} MB)`;
 
-/** One load step's statements on the loading connection. */
+/** The loading connection's statements. */
 function loadStatements(db: Database) {
   return {
     seq: db.query<{ seq: number }, []>("SELECT coalesce(max(seq), 0) AS seq FROM search_log"),
@@ -184,51 +210,70 @@ function loadStatements(db: Database) {
   };
 }
 
-/** All postings as of one snapshot, with the log position of that snapshot; `step` runs between batches (null: none). */
-function loadSnapshot(db: Database, step: null): { index: MemoryIndex; seq: number };
-function loadSnapshot(db: Database, step: () => Promise<boolean>): Promise<{ index: MemoryIndex; seq: number } | null>;
-function loadSnapshot(db: Database, step: (() => Promise<boolean>) | null) {
+interface Loaded {
+  index: MemoryIndex;
+  seq: number;
+}
+
+/**
+ * All postings as of one read snapshot of `db`, with the log position of that
+ * snapshot, built in small steps: the generator yields between steps and
+ * returns the result (its read transaction ends when it finishes or is closed).
+ */
+function* loadSnapshot(db: Database): Generator<void, Loaded, void> {
   const s = loadStatements(db);
   const own = !db.inTransaction;
   if (own) db.exec("BEGIN");
-  const index = new MemoryIndex();
-  let seq = 0;
-  const begin = () => {
-    seq = s.seq.get()!.seq;
-    for (const { term, notes } of s.termSizes.iterate()) index.reserve(term, notes);
-  };
-  const batch = (after: number): number | null => {
-    const rows = s.vectors.all(after, LOAD_STEP_NOTES);
-    for (const row of rows) index.add(row.pk, row.vector);
-    return rows.length < LOAD_STEP_NOTES ? null : rows[rows.length - 1].pk;
-  };
-  const end = () => {
+  try {
+    const index = new MemoryIndex();
+    const seq = s.seq.get()!.seq;
+    let reserved = 0;
+    for (const { term, notes } of s.termSizes.iterate()) {
+      index.reserve(term, notes);
+      if (++reserved % LOAD_STEP_TERMS === 0) yield;
+    }
+    for (let after = Number.MIN_SAFE_INTEGER; ; ) {
+      const rows = s.vectors.all(after, LOAD_STEP_NOTES);
+      for (const row of rows) index.add(row.pk, row.vector);
+      if (rows.length < LOAD_STEP_NOTES) return { index, seq };
+      after = rows[rows.length - 1].pk;
+      yield;
+    }
+  } finally {
     if (own) db.exec("COMMIT");
-  };
-  if (step === null) {
-    try {
-      begin();
-      for (let after: number | null = Number.MIN_SAFE_INTEGER; after !== null; ) after = batch(after);
-      return { index, seq };
-    } finally {
-      end();
-    }
   }
-  return (async () => {
-    try {
-      begin();
-      for (let after: number | null = Number.MIN_SAFE_INTEGER; after !== null; ) {
-        if (!(await step())) return null;
-        after = batch(after);
-      }
-      return { index, seq };
-    } finally {
-      end();
-    }
-  })();
 }
 
-/** loadSnapshot on its own connection, yielding to the event loop between batches; null when `stopped` turns true. */
-function loadInSteps(reader: Database, stopped: () => boolean) {
-  return loadSnapshot(reader, () => new Promise<boolean>((resolve) => setImmediate(() => resolve(!stopped()))));
+/** Runs loadSnapshot to its end at once. */
+function loadNow(db: Database): Loaded {
+  const steps = loadSnapshot(db);
+  for (;;) {
+    const next = steps.next();
+    if (next.done) return next.value;
+  }
+}
+
+/**
+ * Runs loadSnapshot on its own connection, giving the event loop back after
+ * each LOAD_SLICE_MS of work (requests are served between slices); null when
+ * `stopped` turns true.
+ */
+async function loadInSteps(reader: Database, stopped: () => boolean): Promise<Loaded | null> {
+  // The first step waits too: start() (and so migrate()) returns before any work.
+  await new Promise((resolve) => setImmediate(resolve));
+  if (stopped()) return null;
+  const steps = loadSnapshot(reader);
+  try {
+    let sliceStart = performance.now();
+    for (;;) {
+      const next = steps.next();
+      if (next.done) return next.value;
+      if (performance.now() - sliceStart < LOAD_SLICE_MS) continue;
+      await new Promise((resolve) => setImmediate(resolve));
+      if (stopped()) return null;
+      sliceStart = performance.now();
+    }
+  } finally {
+    steps.return(undefined as never);
+  }
 }

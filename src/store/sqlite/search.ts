@@ -114,8 +114,9 @@ export class SqliteSearch implements SearchSource {
     private readonly sqlite: Database,
     memoryBytes: number,
     private readonly logKeep = SEARCH_LOG_KEEP,
+    loadNowPostings?: number,
   ) {
-    this.memory = new SqliteMemorySearch(sqlite, memoryBytes);
+    this.memory = new SqliteMemorySearch(sqlite, memoryBytes, loadNowPostings);
   }
 
   /** Vectors indexed by the current write batch, by key: the in-memory postings take them after COMMIT. */

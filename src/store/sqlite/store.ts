@@ -32,6 +32,8 @@ export interface SqliteOptions {
   searchMemoryBytes?: number;
   /** Search log rows kept (SEARCH_LOG_KEEP in search.ts; smaller only in tests). */
   searchLogKeep?: number;
+  /** Postings up to which the in-memory postings are built before migrate() returns (memory-search.ts; set only in tests). */
+  searchLoadNowPostings?: number;
 }
 
 export class SqliteStore implements Store {
@@ -63,7 +65,7 @@ export class SqliteStore implements Store {
       },
     });
     this.outbox = new SqliteOutbox(this.sqlite, this.db);
-    this.searchIndex = new SqliteSearch(this.sqlite, options.searchMemoryBytes ?? 0, options.searchLogKeep);
+    this.searchIndex = new SqliteSearch(this.sqlite, options.searchMemoryBytes ?? 0, options.searchLogKeep, options.searchLoadNowPostings);
     this.notes = new SqliteNotes(this.sqlite, this.db, this.commit, this.searchIndex, options.dataDir, options.noteCacheBytes ?? DEFAULT_NOTE_CACHE_BYTES);
     this.contributors = new SqliteContributors(this.sqlite, this.db, this.commit, this.outbox, options.dataDir);
     this.comments = new SqliteComments(this.db, this.commit, this.notes);
