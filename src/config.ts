@@ -1,4 +1,5 @@
 // The one place that reads the environment. Everything else receives a Config.
+import { totalmem } from "node:os";
 
 export interface Breakers {
   postsPerHour: number;
@@ -52,6 +53,15 @@ export interface Config {
 export class ConfigError extends Error {}
 
 type Env = Record<string, string | undefined>;
+
+/**
+ * SEARCH_MEMORY_MB's default: a quarter of the machine's memory, at least
+ * 256 MB and at most 4096 MB (the share databases commonly give their caches;
+ * what the postings cost per note: docs/benchmarks.md).
+ */
+export function defaultSearchMemoryMb(totalBytes = totalmem()): number {
+  return Math.min(4096, Math.max(256, Math.floor(totalBytes / 4 / 1048576)));
+}
 
 function intSetting(env: Env, name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
   const raw = env[name];
@@ -116,7 +126,7 @@ export function loadConfig(env: Env = process.env): Config {
     shutdownGraceMs: intSetting(env, "SHUTDOWN_GRACE_MS", 1000, 0, 60_000),
     welcomeMailsPerAddressPerDay: intSetting(env, "WELCOME_MAILS_PER_ADDRESS_PER_DAY", 1),
     noteCacheBytes: intSetting(env, "NOTE_CACHE_MB", 64, 0, 65_536) * 1024 * 1024,
-    searchMemoryBytes: intSetting(env, "SEARCH_MEMORY_MB", 1024, 0, 1_048_576) * 1024 * 1024,
+    searchMemoryBytes: intSetting(env, "SEARCH_MEMORY_MB", defaultSearchMemoryMb(), 0, 1_048_576) * 1024 * 1024,
     breakers: {
       postsPerHour: intSetting(env, "POSTS_PER_HOUR", 30),
       commentsPerHour: intSetting(env, "COMMENTS_PER_HOUR", 120),

@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { defaultSearchMemoryMb, loadConfig } from "../../src/config.ts";
 import { Breakers } from "../../src/core/breakers.ts";
 import { AppError } from "../../src/core/errors.ts";
 import { uuidv7 } from "../../src/core/ids.ts";
@@ -160,5 +161,18 @@ describe("breakers", () => {
     now += 60_000;
     breakers.hit("posts", 1);
     expect(breakers.tripped("posts", 1)).toBe(false);
+  });
+});
+
+describe("search memory budget", () => {
+  test("SEARCH_MEMORY_MB defaults to a quarter of the machine's memory, within 256–4096 MB; set, it wins; 0 turns postings off", () => {
+    const GiB = 1024 ** 3;
+    expect(defaultSearchMemoryMb(24 * GiB)).toBe(4096);
+    expect(defaultSearchMemoryMb(8 * GiB)).toBe(2048);
+    expect(defaultSearchMemoryMb(2 * GiB)).toBe(512);
+    expect(defaultSearchMemoryMb(512 * 1024 ** 2)).toBe(256);
+    expect(loadConfig({ DATA_DIR: "x" }).searchMemoryBytes).toBe(defaultSearchMemoryMb() * 1024 * 1024);
+    expect(loadConfig({ DATA_DIR: "x", SEARCH_MEMORY_MB: "300" }).searchMemoryBytes).toBe(300 * 1024 * 1024);
+    expect(loadConfig({ DATA_DIR: "x", SEARCH_MEMORY_MB: "0" }).searchMemoryBytes).toBe(0);
   });
 });

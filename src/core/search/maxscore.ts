@@ -54,7 +54,7 @@ export function rankInMemory(index: MemoryIndex, terms: string[], k: number): Ra
   // Per term: the factor that makes its cached bounds valid now, and its bound (the most it adds to any note).
   const drifts = lists.map((postings) => index.bounds(postings, averages));
   const bounds = lists.map((postings, i) => weights[i] * saturate(postings.maxWeighted * drifts[i]));
-  const blockBound = (i: number, block: number) => weights[i] * saturate(lists[i].blockMax[block] * drifts[i]);
+  const blockBound = (i: number, at: number) => weights[i] * saturate(lists[i].blockBound(at) * drifts[i]);
   // Terms by bound, smallest first; prefix[j]: the bounds of order[0..j] summed.
   const order = lists.map((_, i) => i).sort((a, b) => bounds[a] - bounds[b] || a - b);
   const prefix: number[] = [];
@@ -73,8 +73,9 @@ export function rankInMemory(index: MemoryIndex, terms: string[], k: number): Ra
   const share = (i: number, at: number, ordinal: number) => {
     const list = lists[i];
     const o = 3 * ordinal;
-    if (list.titleAndTags[at] === 0) {
-      return weights[i] * saturate(0 + (bodyWeight * list.body[at]) / (1 - bodyB + (bodyB * lengths[o + 2]) / bodyAverage));
+    const packed = list.counts[at];
+    if (packed > 0 && packed <= 0xffff) {
+      return weights[i] * saturate(0 + (bodyWeight * packed) / (1 - bodyB + (bodyB * lengths[o + 2]) / bodyAverage));
     }
     list.countsAt(at, counts);
     return weights[i] * saturate(weightedFrequencyOf(counts[0], counts[1], counts[2], lengths[o], lengths[o + 1], lengths[o + 2], averages));
@@ -107,9 +108,8 @@ export function rankInMemory(index: MemoryIndex, terms: string[], k: number): Ra
         const list = lists[i];
         const at = positions[i];
         if (at >= list.size) continue;
-        const block = at >> BLOCK_SHIFT;
-        bound += blockBound(i, block);
-        const last = list.ordinals[Math.min(list.size, (block + 1) << BLOCK_SHIFT) - 1];
+        bound += blockBound(i, at);
+        const last = list.ordinals[Math.min(list.size, ((at >> BLOCK_SHIFT) + 1) << BLOCK_SHIFT) - 1];
         if (last < until) until = last;
       }
       if (excluded(bound)) {

@@ -9,9 +9,14 @@ import type { Fields } from "./analyzer.ts";
 import { weightedFrequencyOf } from "./ranking.ts";
 import { forEachTerm, readLengths } from "./vector.ts";
 
-/** A `titleAndTags` byte meaning "look in the overflow map": title or tags count above 14, or body above 65,535. */
-const ESCAPE = 0xff;
-const NIBBLE_MAX = 14;
+/**
+ * A posting's counts packed in one int32: body in bits 0-15, tags in 16-23,
+ * title in 24-30 (never negative); ESCAPE when one does not fit, the exact
+ * counts then in the list's overflow map.
+ */
+const ESCAPE = -1;
+const TITLE_MAX = 127;
+const TAGS_MAX = 255;
 const BODY_MAX = 0xffff;
 
 /**
@@ -21,22 +26,25 @@ const BODY_MAX = 0xffff;
  */
 const BOUND_DRIFT = 1.05;
 
-/** Postings per block: each block keeps its largest weighted frequency (block-max bounds). */
+/** Postings per block: each block of a longer list keeps its largest weighted frequency (block-max bounds). */
 export const BLOCK_SHIFT = 6;
 const BLOCK = 1 << BLOCK_SHIFT;
 
-/** Bytes per posting: ordinal (4), body count (2), title and tags counts (1), a share of its block's bound. */
-const POSTING_BYTES = 7 + 8 / BLOCK;
-/** Rough fixed cost of a term (map entry, object, typed-array headers) and of a note (arrays, key map entry). */
+/** Bytes per posting: ordinal (4), packed counts (4), a share of its block's bound. */
+const POSTING_BYTES = 8 + 8 / BLOCK;
+/**
+ * What a term costs besides its postings (map entry and key, object, two
+ * typed arrays), and a note (key, lengths, live flag, key map entry): measured
+ * in Bun (docs/reliability.md), rounded up.
+ */
 const TERM_BYTES = 400;
-const NOTE_BYTES = 64;
+const NOTE_BYTES = 100;
 
 /** The notes holding one term, by ordinal (ascending: ordinals are handed out in commit order). */
 export class TermPostings {
   ordinals: Int32Array;
-  body: Uint16Array;
-  /** Title count in the high nibble, tags count in the low one; ESCAPE when either does not fit (see overflow). */
-  titleAndTags: Uint8Array;
+  /** Each posting's counts (see ESCAPE). */
+  counts: Int32Array;
   size = 0;
   /** Live notes holding the term (postings of removed notes stay until the next compaction). */
   notes = 0;
@@ -44,16 +52,15 @@ export class TermPostings {
   overflow: Map<number, Fields<number>> | null = null;
   /** The largest weighted frequency among the postings under `boundAverages` (a bound: removed notes may have held it). */
   maxWeighted = 0;
-  /** The same per block of BLOCK postings. */
-  blockMax: Float64Array;
+  /** The same per block of BLOCK postings; null while the list fits one block (maxWeighted is its bound). */
+  blockMax: Float64Array | null = null;
   /** The field averages the bounds were computed under; null: not computed yet. */
   boundAverages: Fields<number> | null = null;
 
   constructor(capacity: number) {
     this.ordinals = new Int32Array(capacity);
-    this.body = new Uint16Array(capacity);
-    this.titleAndTags = new Uint8Array(capacity);
-    this.blockMax = new Float64Array(Math.ceil(capacity / BLOCK));
+    this.counts = new Int32Array(capacity);
+    if (capacity > BLOCK) this.blockMax = new Float64Array(Math.ceil(capacity / BLOCK));
   }
 
   get capacity(): number {
@@ -66,50 +73,56 @@ export class TermPostings {
     const added = capacity - this.capacity;
     const ordinals = new Int32Array(capacity);
     ordinals.set(this.ordinals.subarray(0, this.size));
-    const body = new Uint16Array(capacity);
-    body.set(this.body.subarray(0, this.size));
-    const titleAndTags = new Uint8Array(capacity);
-    titleAndTags.set(this.titleAndTags.subarray(0, this.size));
-    const blockMax = new Float64Array(Math.ceil(capacity / BLOCK));
-    blockMax.set(this.blockMax);
+    const counts = new Int32Array(capacity);
+    counts.set(this.counts.subarray(0, this.size));
     this.ordinals = ordinals;
-    this.body = body;
-    this.titleAndTags = titleAndTags;
-    this.blockMax = blockMax;
+    this.counts = counts;
+    if (capacity > BLOCK) {
+      const blockMax = new Float64Array(Math.ceil(capacity / BLOCK));
+      if (this.blockMax) blockMax.set(this.blockMax);
+      else if (this.size > 0) blockMax[0] = this.maxWeighted;
+      this.blockMax = blockMax;
+    }
     return added * POSTING_BYTES;
   }
 
   /** Raises the bounds (computed under `boundAverages`) for posting `at`'s weighted frequency. */
   raiseBound(at: number, weighted: number): void {
     if (weighted > this.maxWeighted) this.maxWeighted = weighted;
-    const block = at >> BLOCK_SHIFT;
-    if (weighted > this.blockMax[block]) this.blockMax[block] = weighted;
+    if (this.blockMax) {
+      const block = at >> BLOCK_SHIFT;
+      if (weighted > this.blockMax[block]) this.blockMax[block] = weighted;
+    }
+  }
+
+  /** The bound of the block holding posting `at` (under `boundAverages`). */
+  blockBound(at: number): number {
+    return this.blockMax ? this.blockMax[at >> BLOCK_SHIFT] : this.maxWeighted;
   }
 
   push(ordinal: number, title: number, tags: number, body: number): void {
     const at = this.size++;
     this.ordinals[at] = ordinal;
-    if (title <= NIBBLE_MAX && tags <= NIBBLE_MAX && body <= BODY_MAX) {
-      this.titleAndTags[at] = (title << 4) | tags;
-      this.body[at] = body;
+    if (title <= TITLE_MAX && tags <= TAGS_MAX && body <= BODY_MAX) {
+      this.counts[at] = (title << 24) | (tags << 16) | body;
     } else {
-      this.titleAndTags[at] = ESCAPE;
+      this.counts[at] = ESCAPE;
       (this.overflow ??= new Map()).set(ordinal, [title, tags, body]);
     }
   }
 
   /** The counts (title, tags, body) of posting `at`, written into `out`. */
   countsAt(at: number, out: Fields<number>): Fields<number> {
-    const packed = this.titleAndTags[at];
+    const packed = this.counts[at];
     if (packed === ESCAPE) {
       const exact = this.overflow!.get(this.ordinals[at])!;
       out[0] = exact[0];
       out[1] = exact[1];
       out[2] = exact[2];
     } else {
-      out[0] = packed >> 4;
-      out[1] = packed & 15;
-      out[2] = this.body[at];
+      out[0] = packed >>> 24;
+      out[1] = (packed >>> 16) & 0xff;
+      out[2] = packed & 0xffff;
     }
     return out;
   }
@@ -234,7 +247,7 @@ export class MemoryIndex {
     const counts: Fields<number> = [0, 0, 0];
     const lengths = this.fieldLengths;
     postings.maxWeighted = 0;
-    postings.blockMax.fill(0);
+    postings.blockMax?.fill(0);
     postings.boundAverages = [averages[0], averages[1], averages[2]];
     for (let at = 0; at < postings.size; at++) {
       const ordinal = postings.ordinals[at];

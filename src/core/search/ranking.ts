@@ -1,7 +1,7 @@
 // Exact top-k ranking with dynamic pruning (MaxScore, Turtle & Flood 1995,
 // over impact tiers in the manner of block-max indexes), over any engine that
 // can list the notes holding a term at given tiers and read a note's term
-// vector. The algorithm and why it is exact: docs/design.md, "Search".
+// vector (the FTS5 path). The algorithm and why it is exact: docs/search-index.md.
 import type { Fields } from "./analyzer.ts";
 import { readLengths, termCounts } from "./vector.ts";
 

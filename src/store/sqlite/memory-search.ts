@@ -89,11 +89,11 @@ export class SqliteMemorySearch {
     }
     this.state = { kind: "loading" };
     if (size.postings <= this.loadNowPostings) {
-      this.finishLoad(loadNow(this.sqlite));
+      this.finishLoad(loadNow(this.sqlite, this.budgetBytes));
       return;
     }
     const reader = new Database(this.sqlite.filename, { readonly: true });
-    this.loading = loadInSteps(reader, () => this.state.kind === "closed")
+    this.loading = loadInSteps(reader, this.budgetBytes, () => this.state.kind === "closed")
       .then((loaded) => this.finishLoad(loaded))
       .catch((error: Error) => {
         if (this.state.kind !== "closed") this.state = { kind: "off", reason: `building the in-memory postings failed: ${error.message}` };
@@ -103,7 +103,9 @@ export class SqliteMemorySearch {
 
   private finishLoad(loaded: Loaded | null): void {
     if (this.state.kind === "closed") return;
-    this.state = loaded ? { kind: "ready", ...loaded } : { kind: "off", reason: "closed while loading" };
+    if (loaded === null) this.state = { kind: "off", reason: "closed while loading" };
+    else if (loaded.index.bytes > this.budgetBytes) this.state = { kind: "off", reason: overBudget(loaded.index.bytes, this.budgetBytes) };
+    else this.state = { kind: "ready", ...loaded };
     this.follow();
   }
 
@@ -181,6 +183,8 @@ export class SqliteMemorySearch {
         if (change.added) {
           const vector = written?.get(pk) ?? this.s.vectorOf.get(pk)?.vector;
           if (vector !== undefined) state.index.add(pk, vector);
+          // Checked note by note: notes of many distinct terms must not overshoot the budget by a batch.
+          if (state.index.bytes > this.budgetBytes) break;
         }
       }
       state.seq = seq;
@@ -220,7 +224,7 @@ interface Loaded {
  * snapshot, built in small steps: the generator yields between steps and
  * returns the result (its read transaction ends when it finishes or is closed).
  */
-function* loadSnapshot(db: Database): Generator<void, Loaded, void> {
+function* loadSnapshot(db: Database, budgetBytes: number): Generator<void, Loaded, void> {
   const s = loadStatements(db);
   const own = !db.inTransaction;
   if (own) db.exec("BEGIN");
@@ -234,7 +238,11 @@ function* loadSnapshot(db: Database): Generator<void, Loaded, void> {
     }
     for (let after = Number.MIN_SAFE_INTEGER; ; ) {
       const rows = s.vectors.all(after, LOAD_STEP_NOTES);
-      for (const row of rows) index.add(row.pk, row.vector);
+      for (const row of rows) {
+        index.add(row.pk, row.vector);
+        // Over budget: stop here (the caller sees the size and drops the postings).
+        if (index.bytes > budgetBytes) return { index, seq };
+      }
       if (rows.length < LOAD_STEP_NOTES) return { index, seq };
       after = rows[rows.length - 1].pk;
       yield;
@@ -245,8 +253,8 @@ function* loadSnapshot(db: Database): Generator<void, Loaded, void> {
 }
 
 /** Runs loadSnapshot to its end at once. */
-function loadNow(db: Database): Loaded {
-  const steps = loadSnapshot(db);
+function loadNow(db: Database, budgetBytes: number): Loaded {
+  const steps = loadSnapshot(db, budgetBytes);
   for (;;) {
     const next = steps.next();
     if (next.done) return next.value;
@@ -258,11 +266,11 @@ function loadNow(db: Database): Loaded {
  * each LOAD_SLICE_MS of work (requests are served between slices); null when
  * `stopped` turns true.
  */
-async function loadInSteps(reader: Database, stopped: () => boolean): Promise<Loaded | null> {
+async function loadInSteps(reader: Database, budgetBytes: number, stopped: () => boolean): Promise<Loaded | null> {
   // The first step waits too: start() (and so migrate()) returns before any work.
   await new Promise((resolve) => setImmediate(resolve));
   if (stopped()) return null;
-  const steps = loadSnapshot(reader);
+  const steps = loadSnapshot(reader, budgetBytes);
   try {
     let sliceStart = performance.now();
     for (;;) {
