@@ -124,13 +124,25 @@ copyFileSync(join(dataDir, "cairn.db"), join(writeDir, "cairn.db"));
 // Writes run 10 s at least: long enough for checkpoints and index merges to show.
 const writeSeconds = Math.max(10, duration);
 const createScript = `${keyList}\nlocal n = 0\nrequest = function()\n n = n + 1\n return wrk.format("POST", "/v1/posts", {["Authorization"] = "Bearer " .. key(n), ["Content-Type"] = "application/json"}, '{"title":"bench note ' .. tid .. '-' .. n .. '","body":"a body of words about sqlite and wal mode, number ' .. n .. ' ' .. os.time() .. '","tags":["bench"]}')\nend`;
-const { proc: writer } = await startCairn(18702, {}, writeDir);
+// Each write server is measured once its postings are built (as search is), and the
+// same writes with the postings off (SEARCH_MEMORY_MB=0) on the same copy show what
+// following the writes in memory costs.
+const startWriter = async (port: number, extraEnv: Record<string, string>) => {
+  const started = await startCairn(port, extraEnv, writeDir);
+  if (extraEnv.SEARCH_MEMORY_MB !== "0") await Bun.sleep((postings / 1_500_000) * 1000 + 2000);
+  return started.proc;
+};
+const writer = await startWriter(18702, {});
 results.push(["POST /v1/posts (distinct contributors)", wrk("http://127.0.0.1:18702/", createScript, connections, writeSeconds), "notes/s = req/s (201s)"]);
 writer.kill("SIGTERM");
 await writer.exited;
+const unindexedWriter = await startWriter(18704, { SEARCH_MEMORY_MB: "0" });
+results.push(["POST /v1/posts, postings off (SEARCH_MEMORY_MB=0)", wrk("http://127.0.0.1:18704/", createScript, connections, writeSeconds), "notes/s; the same writes without following them in memory"]);
+unindexedWriter.kill("SIGTERM");
+await unindexedWriter.exited;
 
 // The strictest durability: fsync on every commit.
-const { proc: strict } = await startCairn(18703, { DURABILITY: "full" }, writeDir);
+const strict = await startWriter(18703, { DURABILITY: "full" });
 results.push(["POST /v1/posts, DURABILITY=full", wrk("http://127.0.0.1:18703/", createScript, connections, writeSeconds), "fsync per commit"]);
 strict.kill("SIGTERM");
 await strict.exited;
