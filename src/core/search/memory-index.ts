@@ -31,13 +31,13 @@ export const BLOCK_SHIFT = 6;
 const BLOCK = 1 << BLOCK_SHIFT;
 
 /** Bytes per posting: ordinal (4), packed counts (4), a share of its block's bound. */
-const POSTING_BYTES = 8 + 8 / BLOCK;
+export const POSTING_BYTES = 8 + 8 / BLOCK;
 /**
  * What a term costs besides its postings (map entry and key, object, two
  * typed arrays), and a note (key, lengths, live flag, key map entry): measured
  * in Bun (docs/reliability.md), rounded up.
  */
-const TERM_BYTES = 400;
+export const TERM_BYTES = 400;
 const NOTE_BYTES = 100;
 
 /** The notes holding one term, by ordinal (ascending: ordinals are handed out in commit order). */
