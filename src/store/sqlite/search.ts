@@ -15,7 +15,7 @@ import { encodeVector, readLengths, termCounts, vectorTerms } from "../../core/s
 import { SqliteMemorySearch } from "./memory-search.ts";
 import type { NoteRow } from "./note-row.ts";
 
-/** SEARCH_MEMORY_MB's default (src/config.ts), for stores opened without a config. */
+/** The budget benches and tests give stores they open themselves; a server's comes from SEARCH_MEMORY_MB (src/config.ts). */
 export const DEFAULT_SEARCH_MEMORY_BYTES = 1024 * 1024 * 1024;
 /** Log rows kept: a server that has not caught up over this many index changes builds its postings again. */
 export const SEARCH_LOG_KEEP = 100_000;
