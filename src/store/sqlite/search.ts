@@ -201,6 +201,9 @@ export class SqliteSearch implements SearchSource {
       this.add({ pk: row.pk, title: row.title, tags: JSON.parse(row.tags) as string[], body: row.body });
       added++;
     }
+    // Not a write batch: nothing hands these vectors on (the postings read them
+    // back from the table), and a bulk catch-up must not keep them all in memory.
+    this.written.clear();
     return added;
   }
 
