@@ -8,24 +8,8 @@
 // transactions as the notes.
 import type { SQL as BunSQL } from "bun";
 import { count, eq } from "drizzle-orm";
-import type {
-  CommentRecord,
-  ContributorListing,
-  Counts,
-  DeleteOutcome,
-  KeyCandidate,
-  MailKind,
-  NewNote,
-  NoteRecord,
-  OutboxCounts,
-  OutboxMail,
-  Readiness,
-  SearchRequest,
-  Store,
-  VoteOutcome,
-  VoteValue,
-  WebEventCount,
-} from "../types.ts";
+import { ComposedStore } from "../composed-store.ts";
+import type { Counts, Readiness, Store } from "../types.ts";
 import { PostgresComments } from "./comments.ts";
 import { isUnavailableError, openDatabase, type Db, type PostgresOptions } from "./connection.ts";
 import { PostgresContributors } from "./contributors.ts";
@@ -38,7 +22,7 @@ import { PostgresWebEvents } from "./web-events.ts";
 
 export type { PostgresOptions } from "./connection.ts";
 
-export class PostgresStore implements Store {
+export class PostgresStore extends ComposedStore implements Store {
   readonly engine = "postgres" as const;
   /** Keys are read from the database on every request (see keyGeneration), by design. */
   readonly keySignalOffReason = null;
@@ -48,14 +32,15 @@ export class PostgresStore implements Store {
   async searchMemoryBuilt(): Promise<void> {}
   private readonly client: BunSQL;
   private readonly db: Db;
-  private readonly contributors: PostgresContributors;
-  private readonly notes: PostgresNotes;
-  private readonly comments: PostgresComments;
-  private readonly votes: PostgresVotes;
-  private readonly webEvents: PostgresWebEvents;
-  private readonly outbox: PostgresOutbox;
+  protected readonly contributors: PostgresContributors;
+  protected readonly notes: PostgresNotes;
+  protected readonly comments: PostgresComments;
+  protected readonly votes: PostgresVotes;
+  protected readonly webEvents: PostgresWebEvents;
+  protected readonly outbox: PostgresOutbox;
 
   constructor(options: PostgresOptions) {
+    super();
     ({ client: this.client, db: this.db } = openDatabase(options));
     this.contributors = new PostgresContributors(this.db, this.client);
     this.notes = new PostgresNotes(this.db, this.client);
@@ -112,12 +97,6 @@ export class PostgresStore implements Store {
   }
 
   // ---- contributors and keys ----
-  async createContributor(input: { email: string; keyPrefix: string; keyDigest: Uint8Array; createdAt: number }, mail?: { kind: MailKind }) {
-    return this.contributors.create(input, mail);
-  }
-  async keyCandidates(prefix: string): Promise<KeyCandidate[]> {
-    return this.contributors.keyCandidates(prefix);
-  }
   /**
    * NaN: no key is remembered, so a revoke through any replica or `cairn
    * admin` is refused on the very next request everywhere. A keyed request
@@ -126,61 +105,6 @@ export class PostgresStore implements Store {
   keyGeneration(): number {
     return NaN;
   }
-  async setActive(contributorNo: number, active: boolean): Promise<boolean> {
-    return this.contributors.setActive(contributorNo, active);
-  }
-  async contributorSummary(contributorNo: number, recentLimit: number) {
-    return this.contributors.summary(contributorNo, recentLimit);
-  }
-  async contributorList(email?: string): Promise<ContributorListing[]> {
-    return this.contributors.list(email);
-  }
 
-  // ---- notes, comments, votes, search ----
-  async createNote(note: NewNote, isDuplicate: (latest: { title: string; body: string; tags: string[] }) => boolean) {
-    return this.notes.create(note, isDuplicate);
-  }
-  async getNote(id: string): Promise<NoteRecord | null> {
-    return this.notes.get(id);
-  }
-  async deleteNote(id: string, contributorNo: number): Promise<DeleteOutcome> {
-    return this.notes.delete(id, contributorNo);
-  }
-  async search(request: SearchRequest): Promise<NoteRecord[]> {
-    return this.notes.search(request);
-  }
-  async listComments(noteId: string, limit: number): Promise<{ comments: CommentRecord[]; total: number } | null> {
-    return this.comments.list(noteId, limit);
-  }
-  async addComment(noteId: string, comment: { contributorNo: number; body: string; createdAt: number }) {
-    return this.comments.add(noteId, comment);
-  }
-  async setVote(noteId: string, contributorNo: number, value: VoteValue, at: number): Promise<VoteOutcome> {
-    return this.votes.set(noteId, contributorNo, value, at);
-  }
-
-  // ---- web events ----
-  async countWebEvent(day: string, event: string, postId: string | null): Promise<void> {
-    return this.webEvents.count(day, event, postId);
-  }
-  async webEventCounts(): Promise<WebEventCount[]> {
-    return this.webEvents.all();
-  }
-
-  // ---- the welcome-mail outbox (outbox.ts) ----
-  async claimDueMail(now: number, limit: number, leaseMs: number): Promise<OutboxMail[]> {
-    return this.outbox.claimDue(now, limit, leaseMs);
-  }
-  async markMailSent(id: number, at: number): Promise<void> {
-    return this.outbox.markSent(id, at);
-  }
-  async markMailFailed(id: number, error: string, nextAttemptAt: number): Promise<void> {
-    return this.outbox.markFailed(id, error, nextAttemptAt);
-  }
-  async markMailGivenUp(id: number, error: string, at: number): Promise<void> {
-    return this.outbox.markGivenUp(id, error, at);
-  }
-  async outboxCounts(): Promise<OutboxCounts> {
-    return this.outbox.counts();
-  }
+  // Contributors, notes, comments, votes, web events and the outbox: ComposedStore hands them to the resources.
 }

@@ -4,7 +4,8 @@
 // transaction runs to completion before any other request's code runs.
 import type { Database } from "bun:sqlite";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
-import type { CommentRecord, Counts, DeleteOutcome, KeyCandidate, MailKind, NewNote, NoteRecord, Readiness, SearchRequest, Store, VoteOutcome, VoteValue, WebEventCount } from "../types.ts";
+import { ComposedStore } from "../composed-store.ts";
+import type { Counts, Readiness, Store } from "../types.ts";
 import { SqliteComments } from "./comments.ts";
 import { isUnavailableError, openDatabase, type Durability } from "./connection.ts";
 import { SqliteContributors } from "./contributors.ts";
@@ -36,21 +37,22 @@ export interface SqliteOptions {
   searchLoadNowPostings?: number;
 }
 
-export class SqliteStore implements Store {
+export class SqliteStore extends ComposedStore implements Store {
   readonly engine = "sqlite" as const;
   readonly sqlite: Database;
   private readonly db: BunSQLiteDatabase<typeof schema>;
   private readonly commit: GroupCommit;
-  private readonly outbox: SqliteOutbox;
+  protected readonly outbox: SqliteOutbox;
   /** The search index, written in the same transactions as the notes (see search.ts). */
   readonly searchIndex: SqliteSearch;
-  private readonly notes: SqliteNotes;
-  private readonly contributors: SqliteContributors;
-  private readonly comments: SqliteComments;
-  private readonly votes: SqliteVotes;
-  private readonly webEvents: SqliteWebEvents;
+  protected readonly notes: SqliteNotes;
+  protected readonly contributors: SqliteContributors;
+  protected readonly comments: SqliteComments;
+  protected readonly votes: SqliteVotes;
+  protected readonly webEvents: SqliteWebEvents;
 
   constructor(options: SqliteOptions) {
+    super();
     this.sqlite = openDatabase(options.dataDir, options.durability);
     this.db = drizzle(this.sqlite, { schema });
     // The notes (to announce note changes) and the search index (to follow them in memory) hear of each batch's COMMIT; both are made just below.
@@ -154,71 +156,9 @@ export class SqliteStore implements Store {
   }
 
   // ---- contributors and keys ----
-  async createContributor(input: { email: string; keyPrefix: string; keyDigest: Uint8Array; createdAt: number }, mail?: { kind: MailKind }) {
-    return this.contributors.create(input, mail);
-  }
-  async keyCandidates(prefix: string): Promise<KeyCandidate[]> {
-    return this.contributors.keyCandidates(prefix);
-  }
   keyGeneration(): number {
     return this.contributors.keyGeneration();
   }
-  async setActive(contributorNo: number, active: boolean): Promise<boolean> {
-    return this.contributors.setActive(contributorNo, active);
-  }
-  async contributorSummary(contributorNo: number, recentLimit: number) {
-    return this.contributors.summary(contributorNo, recentLimit);
-  }
-  /** Contributors for `cairn admin contributors`, oldest first; with `email`, only that address (compared without case). */
-  async contributorList(email?: string) {
-    return this.contributors.list(email);
-  }
 
-  // ---- notes, comments, votes, search ----
-  async createNote(note: NewNote, isDuplicate: (latest: { title: string; body: string; tags: string[] }) => boolean) {
-    return this.notes.create(note, isDuplicate);
-  }
-  async getNote(id: string): Promise<NoteRecord | null> {
-    return this.notes.get(id);
-  }
-  async deleteNote(id: string, contributorNo: number): Promise<DeleteOutcome> {
-    return this.notes.delete(id, contributorNo);
-  }
-  async search(request: SearchRequest): Promise<NoteRecord[]> {
-    return this.notes.search(request);
-  }
-  async listComments(noteId: string, limit: number): Promise<{ comments: CommentRecord[]; total: number } | null> {
-    return this.comments.list(noteId, limit);
-  }
-  async addComment(noteId: string, comment: { contributorNo: number; body: string; createdAt: number }) {
-    return this.comments.add(noteId, comment);
-  }
-  async setVote(noteId: string, contributorNo: number, value: VoteValue, at: number): Promise<VoteOutcome> {
-    return this.votes.set(noteId, contributorNo, value, at);
-  }
-
-  // ---- web events ----
-  async countWebEvent(day: string, event: string, postId: string | null): Promise<void> {
-    return this.webEvents.count(day, event, postId);
-  }
-  async webEventCounts(): Promise<WebEventCount[]> {
-    return this.webEvents.all();
-  }
-
-  // ---- the welcome-mail outbox (outbox.ts) ----
-  async claimDueMail(now: number, limit: number, leaseMs: number) {
-    return this.outbox.claimDue(now, limit, leaseMs);
-  }
-  async markMailSent(id: number, at: number) {
-    this.outbox.markSent(id, at);
-  }
-  async markMailFailed(id: number, error: string, nextAttemptAt: number) {
-    this.outbox.markFailed(id, error, nextAttemptAt);
-  }
-  async markMailGivenUp(id: number, error: string, at: number) {
-    this.outbox.markGivenUp(id, error, at);
-  }
-  async outboxCounts() {
-    return this.outbox.counts();
-  }
+  // Contributors, notes, comments, votes, web events and the outbox: ComposedStore hands them to the resources.
 }
