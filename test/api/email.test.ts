@@ -3,23 +3,11 @@
 import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { call, register, unique } from "../helpers/api.ts";
 import { MailSink } from "../helpers/mail-sink.ts";
 import { command, startServer, tempDir, type RunningServer } from "../helpers/server.ts";
-
-/** A port nothing listens on (yet). */
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
+import { freePort } from "../helpers/ports.ts";
 
 async function waitFor(what: string, condition: () => boolean, timeoutMs = 15_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -6,24 +6,13 @@
 // each welcome e-mail is sent once. PostgreSQL only (SQLite's several
 // processes on one DATA_DIR are multi-process.test.ts).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createServer } from "node:net";
 import { adminJson, call, createNote, expectError, expectStatus, NO_BREAKERS, register, unique, type Contributor } from "../helpers/api.ts";
 import { MailSink } from "../helpers/mail-sink.ts";
 import { freshDatabase, testEngines } from "../helpers/postgres.ts";
 import { startServer, type RunningServer } from "../helpers/server.ts";
+import { freePort } from "../helpers/ports.ts";
 
 const onPostgres = testEngines().includes("postgres");
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 describe.skipIf(!onPostgres)("two replicas on one PostgreSQL database", () => {
   let a: RunningServer;

@@ -4,9 +4,9 @@
 // exits. One cluster per test process (started on first use); each suite asks
 // for a fresh database in it (`freshDatabase`).
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
+import { freePort } from "./ports.ts";
 
 export interface Cluster {
   /** postgres://… URL of the cluster's maintenance database (`postgres`). */
@@ -30,17 +30,6 @@ export function postgresBinDir(): string | null {
 export function testEngines(): ("sqlite" | "postgres")[] {
   if (process.env.CAIRN_TEST_ENGINES) return process.env.CAIRN_TEST_ENGINES.split(",") as ("sqlite" | "postgres")[];
   return postgresBinDir() ? ["sqlite", "postgres"] : ["sqlite"];
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const port = (server.address() as { port: number }).port;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** As root, run as the `postgres` user (setpriv execs in place, so the pid is postgres's own). */
