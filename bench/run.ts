@@ -49,6 +49,14 @@ const baseline = Bun.spawn([process.execPath, "-e", `Bun.serve({ port: 18700, ho
 const startCairn = (port: number, extraEnv: Record<string, string> = {}, dir = dataDir) => startServer(binary, port, dir, extraEnv);
 const { proc: server, startupMs } = await startCairn(18701);
 const serverReadyAt = performance.now();
+// A server builds its in-memory search postings in the background once it is
+// ready (docs/design.md, "Search"); search and writes are measured after the
+// build, waited for generously: 1.5 million postings a second plus 2 s
+// (bench/search-latency.ts prints the measured build time).
+async function untilPostingsBuilt(readyAt: number): Promise<void> {
+  const builtAt = readyAt + (postings / 1_500_000) * 1000 + 2000;
+  if (performance.now() < builtAt) await Bun.sleep(builtAt - performance.now());
+}
 await Bun.sleep(300);
 function wrk(url: string, script?: string, c = connections, seconds = duration): Figures {
   return parseWrk(Bun.spawnSync(wrkArgv(work, url, script, c, seconds)).stdout.toString());
@@ -94,12 +102,7 @@ results.push([
   `${median(ratios).toFixed(0)}% of ceiling (median of rounds: ${spread(ratios, 0, "%")}); p99 by round ${spread(getRuns.map((f) => f.p99), 2)} ms`,
 ]);
 
-// The server builds its in-memory search postings in the background once it
-// is ready (docs/design.md, "Search"); search is measured after the build,
-// waited for generously: 1.5 million postings a second plus 2 s
-// (bench/search-latency.ts prints the measured build time).
-const buildDoneAt = serverReadyAt + (postings / 1_500_000) * 1000 + 2000;
-if (performance.now() < buildDoneAt) await Bun.sleep(buildDoneAt - performance.now());
+await untilPostingsBuilt(serverReadyAt);
 const searchScript = searchLua(keyList, QUERIES);
 const querySet = `${QUERIES.length} queries${QUERIES === queries ? " from keys.json" : ""}`;
 // Latency of one search at a time (the targets are per-query latencies), then throughput.
@@ -129,7 +132,7 @@ const createScript = `${keyList}\nlocal n = 0\nrequest = function()\n n = n + 1\
 // following the writes in memory costs.
 const startWriter = async (port: number, extraEnv: Record<string, string>) => {
   const started = await startCairn(port, extraEnv, writeDir);
-  if (extraEnv.SEARCH_MEMORY_MB !== "0") await Bun.sleep((postings / 1_500_000) * 1000 + 2000);
+  if (extraEnv.SEARCH_MEMORY_MB !== "0") await untilPostingsBuilt(performance.now());
   return started.proc;
 };
 const writer = await startWriter(18702, {});
