@@ -11,7 +11,9 @@ export type ErrorCode =
   | "unsupported_media_type"
   | "rate_limited"
   | "internal_error"
-  | "unavailable";
+  | "unavailable"
+  | "idempotency_key_reused"
+  | "request_in_progress";
 
 export class AppError extends Error {
   constructor(

@@ -12,6 +12,8 @@ export const STATUS: Record<ErrorCode, number> = {
   rate_limited: 429,
   internal_error: 500,
   unavailable: 503,
+  idempotency_key_reused: 422,
+  request_in_progress: 409,
 };
 
 const JSON_TYPE = "application/json";

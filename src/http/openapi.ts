@@ -2,7 +2,7 @@
 import { toOpenAPISchema } from "@elysiajs/openapi";
 import type { AnyElysia } from "elysia";
 
-const KEYED = new Set(["/v1/me", "/v1/posts", "/v1/posts/{post_id}", "/v1/posts/{post_id}/comments", "/v1/posts/{post_id}/vote", "/v1/search"]);
+const KEYED = new Set(["/v1/me", "/v1/posts", "/v1/posts/{post_id}", "/v1/posts/{post_id}/comments", "/v1/posts/{post_id}/vote", "/v1/search", "/v1/me/posts", "/v1/me/key", "/v1/mcp"]);
 
 /** Drops TypeBox's symbol keys and Elysia's internal markers by a JSON round trip. */
 const plain = (schema: unknown) => JSON.parse(JSON.stringify(schema));

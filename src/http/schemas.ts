@@ -176,3 +176,55 @@ export const publicErrors = {
   500: ErrorBody,
   503: ErrorBody,
 };
+
+// ---- issue 19: idempotent writes, own notes, key rotation ----
+
+/** The optional Idempotency-Key of POST /v1/posts, …/comments and …/vote (checked in src/core/idempotency.ts). */
+export const IdempotencyHeaders = t.Object(
+  {
+    "idempotency-key": t.Optional(
+      t.String({
+        description:
+          "1 to 255 printable ASCII characters, fresh per logical write. Sending the same key and body again within 24 hours answers the first answer (header `Idempotent-Replayed: true`) and does nothing twice.",
+      }),
+    ),
+  },
+  { additionalProperties: true },
+);
+
+/** 409 on POST /v1/posts: the duplicate rule, or a request with the same Idempotency-Key still running. */
+export const DuplicateOrInProgressErrorBody = t.Union([DuplicateErrorBody, ErrorBody], {
+  description: "`duplicate_post` (with `post_id`), or `request_in_progress`: the first request with this Idempotency-Key is still running",
+});
+
+/** 422: the Idempotency-Key was used with another body or route. */
+export const idempotentErrors = { 422: ErrorBody };
+
+export const MyPostsQuery = t.Object({
+  cursor: t.Optional(t.String({ description: "The `next` value of the previous page; leave out for the first page" })),
+});
+
+const NullableNoteId = t.Union([NoteId, t.Null()]);
+
+export const MyPostsResponse = t.Object({
+  posts: t.Array(
+    t.Object({
+      id: NoteId,
+      title: t.String(),
+      tags: t.Array(t.String()),
+      score: Int(),
+      comment_count: Int(),
+      supersedes: NullableNoteId,
+      superseded_by: NullableNoteId,
+      created_at: Timestamp,
+    }),
+    { description: "Up to 50 of your notes, newest first" },
+  ),
+  next: t.Union([t.String(), t.Null()], { description: "Opaque cursor of the next page; null on the last page" }),
+});
+
+export const RotateKeyResponse = t.Object({
+  contributor_no: Int(),
+  api_key: t.String({ description: "The new key, shown once; the old key is refused from the next request on" }),
+  created_at: Timestamp,
+});

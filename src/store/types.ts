@@ -51,6 +51,58 @@ export type VoteOutcome =
 
 export type DeleteOutcome = "deleted" | "missing" | "not_author";
 
+// ---- idempotent writes (rules in src/core/idempotency.ts) ----
+
+/** An answer as sent: status and JSON text. */
+export interface StoredAnswer {
+  status: number;
+  body: string;
+}
+
+export interface ReserveIdempotencyKey {
+  contributorNo: number;
+  key: string;
+  fingerprint: string;
+  /** Names this reservation: only a completion carrying it may store an answer. */
+  token: string;
+  now: number;
+  expiresAt: number;
+  leasedUntil: number;
+  /** Keys kept per contributor at most (the oldest go first). */
+  keepPerContributor: number;
+  /** Expired keys removed per new reservation at most. */
+  pruneBatch: number;
+}
+
+export type IdempotencyReservation =
+  | { kind: "reserved" }
+  | { kind: "replay"; answer: StoredAnswer }
+  | { kind: "mismatch" }
+  | { kind: "in_progress" };
+
+/** Completes a reservation inside the transaction of the write it answers. */
+export interface IdempotencyCompletion<O> {
+  contributorNo: number;
+  key: string;
+  token: string;
+  /** Called inside the write's transaction with the write's outcome. */
+  answer(outcome: O): StoredAnswer;
+}
+
+/** The reservation a completion names was taken over (its lease ran out): the write is rolled back. */
+export class IdempotencyReservationLost extends Error {}
+
+/** One of a contributor's notes as GET /v1/me/posts lists it; `pk` orders the pages. */
+export interface OwnNoteRecord {
+  pk: number;
+  id: string;
+  title: string;
+  tags: string[];
+  score: number;
+  commentCount: number;
+  createdAt: number;
+}
+
 export type { SearchRequest } from "../core/search/query.ts";
 import type { SearchRequest } from "../core/search/query.ts";
 
@@ -169,6 +221,7 @@ export interface Store {
   createNote(
     note: NewNote,
     isDuplicate: (latest: { title: string; body: string; tags: string[] }) => boolean,
+    completion?: IdempotencyCompletion<NoteRecord | { duplicateOf: string }>,
   ): Promise<NoteRecord | { duplicateOf: string }>;
   getNote(id: string): Promise<NoteRecord | null>;
   /** Hard delete with comments, votes and the search entry, in one transaction. */
@@ -179,10 +232,27 @@ export interface Store {
   addComment(
     noteId: string,
     comment: { contributorNo: number; body: string; createdAt: number },
+    completion?: IdempotencyCompletion<{ comment: CommentRecord; commentCount: number } | null>,
   ): Promise<{ comment: CommentRecord; commentCount: number } | null>;
 
   /** Sets (or with 0 withdraws) a contributor's vote and returns the fresh net score. */
-  setVote(noteId: string, contributorNo: number, value: VoteValue, at: number): Promise<VoteOutcome>;
+  setVote(noteId: string, contributorNo: number, value: VoteValue, at: number, completion?: IdempotencyCompletion<VoteOutcome>): Promise<VoteOutcome>;
+
+  // Idempotent writes: reserve a key (one atomic step), then complete it in
+  // the write's transaction (the `completion` of createNote, addComment,
+  // setVote), or release it when the request ended before its write.
+  reserveIdempotencyKey(input: ReserveIdempotencyKey): Promise<IdempotencyReservation>;
+  /** Drops a reservation that was never completed (only the one `token` names). */
+  releaseIdempotencyKey(contributorNo: number, key: string, token: string): Promise<void>;
+
+  /** The contributor's notes with `pk` below `beforePk` (all when null), newest (highest pk) first, at most `limit`. */
+  listOwnNotes(contributorNo: number, beforePk: number | null, limit: number): Promise<OwnNoteRecord[]>;
+  /**
+   * Replaces an active contributor's key; false when there is no such active
+   * contributor. The old key is refused on the next request of every process
+   * (the key generation moves after COMMIT, as for setActive).
+   */
+  replaceKey(contributorNo: number, keyPrefix: string, keyDigest: Uint8Array): Promise<boolean>;
 
   /** The best notes for the request's words, best first (exact BM25F top-k, docs/design.md "Search"). */
   search(request: SearchRequest): Promise<NoteRecord[]>;

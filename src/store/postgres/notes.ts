@@ -3,7 +3,8 @@
 // share the database), delete, search (one snapshot).
 import type { SQL as BunSQL } from "bun";
 import { desc, eq, inArray } from "drizzle-orm";
-import type { DeleteOutcome, NewNote, NoteRecord, SearchRequest } from "../types.ts";
+import type { DeleteOutcome, IdempotencyCompletion, NewNote, NoteRecord, OwnNoteRecord, SearchRequest } from "../types.ts";
+import { answered } from "./idempotency.ts";
 import { executor, type Db } from "./connection.ts";
 import { contributors, decodeText, posts } from "./schema.ts";
 import { indexNote, PostgresSearchSource, unindexNote } from "./search.ts";
@@ -39,7 +40,11 @@ export class PostgresNotes {
     private readonly client: BunSQL,
   ) {}
 
-  async create(note: NewNote, isDuplicate: (latest: { title: string; body: string; tags: string[] }) => boolean) {
+  async create(
+    note: NewNote,
+    isDuplicate: (latest: { title: string; body: string; tags: string[] }) => boolean,
+    completion?: IdempotencyCompletion<NoteRecord | { duplicateOf: string }>,
+  ) {
     return this.db.transaction(async (tx): Promise<NoteRecord | { duplicateOf: string }> => {
       // The author's row lock orders this author's creates across every replica:
       // the duplicate check and the insert are one step.
@@ -50,7 +55,7 @@ export class PostgresNotes {
         .where(eq(posts.contributorNo, note.contributorNo))
         .orderBy(desc(posts.pk))
         .limit(1);
-      if (latest && isDuplicate({ title: latest.title, body: latest.body, tags: latest.tags })) return { duplicateOf: latest.id };
+      if (latest && isDuplicate({ title: latest.title, body: latest.body, tags: latest.tags })) return answered(tx, completion, { duplicateOf: latest.id });
       const [row] = await tx
         .insert(posts)
         .values({
@@ -63,8 +68,25 @@ export class PostgresNotes {
         })
         .returning(noteColumns);
       await indexNote(executor(tx), { pk: row.pk, title: note.title, tags: note.tags, body: note.body });
-      return toNote(row);
+      return answered(tx, completion, toNote(row));
     });
+  }
+
+  /** Newest first below `beforePk`, by the (contributor_no, pk) index: a page costs its rows, whatever the offset. */
+  async listOwn(contributorNo: number, beforePk: number | null, limit: number): Promise<OwnNoteRecord[]> {
+    const rows = (await this.client`
+      SELECT pk, id, title, tags, score, comment_count, created_at FROM posts
+       WHERE contributor_no = ${contributorNo} AND pk < ${beforePk ?? Number.MAX_SAFE_INTEGER}
+       ORDER BY pk DESC LIMIT ${limit}`) as { pk: string; id: string; title: string; tags: string[]; score: number; comment_count: number; created_at: string }[];
+    return rows.map((row) => ({
+      pk: Number(row.pk),
+      id: row.id,
+      title: decodeText(row.title),
+      tags: [...row.tags],
+      score: row.score,
+      commentCount: row.comment_count,
+      createdAt: Number(row.created_at),
+    }));
   }
 
   async get(id: string): Promise<NoteRecord | null> {

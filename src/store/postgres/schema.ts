@@ -186,3 +186,27 @@ export const emailOutbox = pgTable(
     index("email_outbox_contributor").on(table.contributorNo),
   ],
 );
+
+/** Idempotency keys: as on SQLite (see there). */
+export const idempotencyKeys = pgTable(
+  "idempotency_keys",
+  {
+    contributorNo: integer("contributor_no")
+      .notNull()
+      .references(() => contributors.contributorNo),
+    key: text("key").notNull(),
+    fingerprint: text("fingerprint").notNull(),
+    token: text("token").notNull(),
+    status: integer("status"),
+    // JSON text as sent (JSON escapes NUL, so plain text holds it).
+    response: text("response"),
+    createdAt: millis("created_at").notNull(),
+    expiresAt: millis("expires_at").notNull(),
+    leasedUntil: millis("leased_until").notNull(),
+  },
+  (table) => [
+    primaryKey({ columns: [table.contributorNo, table.key] }),
+    index("idempotency_keys_expiry").on(table.expiresAt),
+    index("idempotency_keys_contributor_created").on(table.contributorNo, table.createdAt),
+  ],
+);

@@ -5,7 +5,8 @@ import type { Database } from "bun:sqlite";
 import { desc, eq, sql } from "drizzle-orm";
 import type { BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { BoundedCache } from "../bounded-cache.ts";
-import type { DeleteOutcome, NewNote, NoteRecord, SearchRequest } from "../types.ts";
+import type { DeleteOutcome, IdempotencyCompletion, NewNote, NoteRecord, OwnNoteRecord, SearchRequest } from "../types.ts";
+import type { SqliteIdempotency } from "./idempotency.ts";
 import { ChangeSignal, NOTE_SIGNAL_FILE } from "./change-signal.ts";
 import type { CommitHooks, GroupCommit } from "./group-commit.ts";
 import type * as schema from "./schema.ts";
@@ -51,6 +52,7 @@ export class SqliteNotes implements CommitHooks {
     private readonly searchIndex: SqliteSearch,
     private readonly dataDir: string,
     cacheBytes: number,
+    private readonly idempotency: SqliteIdempotency,
   ) {
     this.changes = ChangeSignal.open(dataDir, NOTE_SIGNAL_FILE);
     this.seen = this.changes.read();
@@ -101,6 +103,10 @@ export class SqliteNotes implements CommitHooks {
         })
         .returning(noteColumns)
         .prepare(),
+      own: this.sqlite.query<Omit<OwnNoteRecord, "tags"> & { tags: string }, [number, number, number]>(
+        `SELECT pk, id, title, tags, score, comment_count AS commentCount, created_at AS createdAt
+           FROM posts WHERE contributor_no = ? AND pk < ? ORDER BY pk DESC LIMIT ?`,
+      ),
       locate: db.select({ pk: posts.pk, contributorNo: posts.contributorNo }).from(posts).where(eq(posts.id, sql.placeholder("id"))).prepare(),
       delete: db.delete(posts).where(eq(posts.pk, sql.placeholder("postPk"))).prepare(),
     };
@@ -129,14 +135,24 @@ export class SqliteNotes implements CommitHooks {
     this.changedInBatch = false;
   }
 
-  create(note: NewNote, isDuplicate: (latest: { title: string; body: string; tags: string[] }) => boolean) {
+  create(
+    note: NewNote,
+    isDuplicate: (latest: { title: string; body: string; tags: string[] }) => boolean,
+    completion?: IdempotencyCompletion<NoteRecord | { duplicateOf: string }>,
+  ) {
     return this.commit.write((): NoteRecord | { duplicateOf: string } => {
       const latest = this.statements().latest.get({ contributorNo: note.contributorNo });
-      if (latest && isDuplicate({ title: latest.title, body: latest.body, tags: JSON.parse(latest.tags) })) return { duplicateOf: latest.id };
+      if (latest && isDuplicate({ title: latest.title, body: latest.body, tags: JSON.parse(latest.tags) })) return this.idempotency.answered(completion, { duplicateOf: latest.id });
       const row = this.statements().insert.get({ ...note, tags: JSON.stringify(note.tags) })!;
       this.searchIndex.add({ pk: row.pk, title: note.title, tags: note.tags, body: note.body });
-      return toNote(row);
+      return this.idempotency.answered(completion, toNote(row));
     });
+  }
+
+  /** Newest first below `beforePk`, by the (contributor_no, pk) index: a page costs its rows, whatever the offset. */
+  listOwn(contributorNo: number, beforePk: number | null, limit: number): OwnNoteRecord[] {
+    const rows = this.statements().own.all(contributorNo, beforePk ?? Number.MAX_SAFE_INTEGER, limit);
+    return rows.map((row) => ({ ...row, tags: JSON.parse(row.tags) as string[] }));
   }
 
   get(id: string): NoteRecord | null {

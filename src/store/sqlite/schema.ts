@@ -114,3 +114,35 @@ export const emailOutbox = sqliteTable(
     index("email_outbox_contributor").on(table.contributorNo),
   ],
 );
+
+/**
+ * Idempotency keys (issue 19; rules in src/core/idempotency.ts). One row per
+ * contributor and key: reserved (status NULL, held by `token` until
+ * `leased_until`) while the first request runs, then holding the first
+ * answer, written in the same transaction as the write it answers.
+ */
+export const idempotencyKeys = sqliteTable(
+  "idempotency_keys",
+  {
+    contributorNo: integer("contributor_no")
+      .notNull()
+      .references(() => contributors.contributorNo),
+    key: text("key").notNull(),
+    /** SHA-256 of the route and the body: the same key with another request is refused. */
+    fingerprint: text("fingerprint").notNull(),
+    /** Which reservation holds the row: only its own request may complete it. */
+    token: text("token").notNull(),
+    status: integer("status"),
+    response: text("response"),
+    createdAt: integer("created_at").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+    leasedUntil: integer("leased_until").notNull(),
+  },
+  (table) => [
+    primaryKey({ columns: [table.contributorNo, table.key] }),
+    // Expired rows are pruned a bounded batch at a time, found by this index.
+    index("idempotency_keys_expiry").on(table.expiresAt),
+    // The per-contributor cap keeps the newest rows, found by this index.
+    index("idempotency_keys_contributor_created").on(table.contributorNo, table.createdAt),
+  ],
+);

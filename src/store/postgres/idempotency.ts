@@ -1,0 +1,83 @@
+// Idempotency keys on PostgreSQL (rules in src/core/idempotency.ts). A
+// reservation is one transaction holding the key's row lock: requests with
+// one key on any replica are ordered by it (the second waits for the first's
+// reservation to commit, then sees it). The answer is stored by `complete`,
+// in the transaction of the write it answers.
+import { sql } from "drizzle-orm";
+import {
+  IdempotencyReservationLost,
+  type IdempotencyCompletion,
+  type IdempotencyReservation,
+  type ReserveIdempotencyKey,
+} from "../types.ts";
+import type { Db, Tx } from "./connection.ts";
+
+export class PostgresIdempotency {
+  constructor(private readonly db: Db) {}
+
+  async reserve(input: ReserveIdempotencyKey): Promise<IdempotencyReservation> {
+    return this.db.transaction(async (tx): Promise<IdempotencyReservation> => {
+      const { contributorNo, key } = input;
+      // Inserts when the key is new; otherwise waits for a concurrent reservation to commit, then locks the row.
+      const inserted = await tx.execute(sql`
+        INSERT INTO idempotency_keys (contributor_no, key, fingerprint, token, created_at, expires_at, leased_until)
+        VALUES (${contributorNo}, ${key}, ${input.fingerprint}, ${input.token}, ${input.now}, ${input.expiresAt}, ${input.leasedUntil})
+        ON CONFLICT (contributor_no, key) DO NOTHING RETURNING 1 AS inserted`);
+      if (inserted.length === 0) {
+        const [row] = await tx.execute<{ fingerprint: string; status: number | null; response: string | null; expires_at: string; leased_until: string }>(sql`
+          SELECT fingerprint, status, response, expires_at, leased_until FROM idempotency_keys
+           WHERE contributor_no = ${contributorNo} AND key = ${key} FOR UPDATE`);
+        if (row === undefined) {
+          // Released between the two statements: claim it afresh, or let the request that did retry.
+          const again = await tx.execute(sql`
+            INSERT INTO idempotency_keys (contributor_no, key, fingerprint, token, created_at, expires_at, leased_until)
+            VALUES (${contributorNo}, ${key}, ${input.fingerprint}, ${input.token}, ${input.now}, ${input.expiresAt}, ${input.leasedUntil})
+            ON CONFLICT (contributor_no, key) DO NOTHING RETURNING 1 AS inserted`);
+          return again.length === 1 ? { kind: "reserved" } : { kind: "in_progress" };
+        }
+        const live = Number(row.expires_at) > input.now;
+        if (live && row.fingerprint !== input.fingerprint) return { kind: "mismatch" };
+        if (live && row.status !== null) return { kind: "replay", answer: { status: row.status, body: row.response ?? "" } };
+        if (live && Number(row.leased_until) > input.now) return { kind: "in_progress" };
+        // Expired, or its request never finished: taken over.
+        await tx.execute(sql`
+          UPDATE idempotency_keys SET fingerprint = ${input.fingerprint}, token = ${input.token}, status = NULL, response = NULL,
+                 created_at = ${input.now}, expires_at = ${input.expiresAt}, leased_until = ${input.leasedUntil}
+           WHERE contributor_no = ${contributorNo} AND key = ${key}`);
+      }
+      // Keys older than the contributor's cap-th newest go (index on contributor, created_at).
+      await tx.execute(sql`
+        DELETE FROM idempotency_keys WHERE contributor_no = ${contributorNo} AND created_at < (
+          SELECT created_at FROM idempotency_keys WHERE contributor_no = ${contributorNo}
+           ORDER BY created_at DESC LIMIT 1 OFFSET ${input.keepPerContributor - 1})`);
+      // A bounded batch of expired keys, found by the expiry index; rows another replica is pruning are skipped.
+      await tx.execute(sql`
+        DELETE FROM idempotency_keys WHERE (contributor_no, key) IN (
+          SELECT contributor_no, key FROM idempotency_keys WHERE expires_at <= ${input.now}
+           ORDER BY expires_at LIMIT ${input.pruneBatch} FOR UPDATE SKIP LOCKED)`);
+      return { kind: "reserved" };
+    });
+  }
+
+  async release(contributorNo: number, key: string, token: string): Promise<void> {
+    await this.db.execute(sql`
+      DELETE FROM idempotency_keys WHERE contributor_no = ${contributorNo} AND key = ${key} AND token = ${token} AND status IS NULL`);
+  }
+}
+
+/** Inside a write's transaction: stores the answer on the reservation, or throws (rolling the write back) when it is no longer ours. */
+export async function completeIdempotency<O>(tx: Tx, completion: IdempotencyCompletion<O> | undefined, outcome: O): Promise<void> {
+  if (!completion) return;
+  const answer = completion.answer(outcome);
+  const updated = await tx.execute(sql`
+    UPDATE idempotency_keys SET status = ${answer.status}, response = ${answer.body}
+     WHERE contributor_no = ${completion.contributorNo} AND key = ${completion.key} AND token = ${completion.token} AND status IS NULL
+     RETURNING 1 AS done`);
+  if (updated.length !== 1) throw new IdempotencyReservationLost("the idempotency key's reservation was taken over");
+}
+
+/** The outcome, after its answer is stored (when the write is idempotent): `return answered(tx, completion, outcome)`. */
+export async function answered<O>(tx: Tx, completion: IdempotencyCompletion<O> | undefined, outcome: O): Promise<O> {
+  await completeIdempotency(tx, completion, outcome);
+  return outcome;
+}
