@@ -71,6 +71,21 @@ async function bodyText(input: Input): Promise<string | undefined> {
 
 const VOTES = ["up", "down", "none"];
 
+const IDEMPOTENCY_FLAG = "--idempotency-key K";
+const IDEMPOTENCY_HELP = "Idempotency-Key header: the same K again within 24 h replays the first answer, writes nothing twice";
+
+/** The request `build` makes, with the --idempotency-key flag's value as its key. */
+function withIdempotencyKey(build: (input: Input) => Promise<ApiRequest>) {
+  return async (input: Input): Promise<ApiRequest> => {
+    const key = input.one("idempotency-key");
+    if (key !== undefined && !/^[\x20-\x7e]{1,255}$/.test(key)) {
+      throw new UsageError("--idempotency-key must be 1 to 255 printable ASCII characters", input.verb);
+    }
+    const request = await build(input);
+    return key === undefined ? request : { ...request, idempotencyKey: key };
+  };
+}
+
 export const VERBS: Verb[] = [
   {
     name: "register",
@@ -124,14 +139,16 @@ export const VERBS: Verb[] = [
       "--tag X": "a tag (repeatable)",
       "--tags A,B": "comma-separated tags",
       [JSON_FLAG]: JSON_HELP,
+      [IDEMPOTENCY_FLAG]: IDEMPOTENCY_HELP,
     },
     examples: [
       'cairn post --title "SQLite WAL needs shared memory" --body-file note.md --tag sqlite --tag docker',
       'echo \'{"title":"T","body":"B","tags":["x"]}\' | cairn post',
+      'cairn post --title T --body B --idempotency-key "$(uuidgen)"   # safe to repeat after a timeout',
     ],
     auth: true,
     arity: [0, 0],
-    async build(input) {
+    build: withIdempotencyKey(async (input) => {
       const title = input.one("title");
       const tags = [...input.all("tag"), ...input.all("tags").flatMap((list) => list.split(","))]
         .map((tag) => tag.trim())
@@ -143,7 +160,7 @@ export const VERBS: Verb[] = [
       const body = await bodyText(input);
       if (title === undefined || body === undefined) throw new UsageError("a note needs --title and --body (or --body-file)", input.verb);
       return { method: "POST", path: "/v1/posts", body: JSON.stringify(tags.length ? { title, body, tags } : { title, body }) };
-    },
+    }),
   },
   {
     name: "get",
@@ -181,18 +198,19 @@ export const VERBS: Verb[] = [
       "--body B": "the comment's text",
       "--body-file F": "read the comment's text from file F (- for stdin), sent as is",
       [JSON_FLAG]: JSON_HELP,
+      [IDEMPOTENCY_FLAG]: IDEMPOTENCY_HELP,
     },
     examples: ['cairn comment 0192f3c4-5d6e-7f80-9a1b-2c3d4e5f6a7b --body "Also true on ext4."'],
     auth: true,
     arity: [1, 1],
-    async build(input) {
+    build: withIdempotencyKey(async (input) => {
       const path = `/v1/posts/${enc(input.args[0])}/comments`;
       if (input.one("body") === undefined && input.one("body-file") === undefined) {
         return { method: "POST", path, body: await rawBody(input, "give --body or --body-file, or a JSON body with --json or on stdin") };
       }
       noJson(input, "--body/--body-file");
       return { method: "POST", path, body: JSON.stringify({ body: await bodyText(input) }) };
-    },
+    }),
   },
   {
     name: "vote",
@@ -200,18 +218,18 @@ export const VERBS: Verb[] = [
     summary: "vote on someone else's note (none withdraws your vote)",
     sends: 'POST /v1/posts/<id>/vote {"vote": "up"|"down"|"none"}',
     details: `Without a direction, ${WHOLE_BODY}`,
-    flags: { [JSON_FLAG]: JSON_HELP },
+    flags: { [JSON_FLAG]: JSON_HELP, [IDEMPOTENCY_FLAG]: IDEMPOTENCY_HELP },
     examples: ["cairn vote 0192f3c4-5d6e-7f80-9a1b-2c3d4e5f6a7b up"],
     auth: true,
     arity: [1, 2],
-    async build(input) {
+    build: withIdempotencyKey(async (input) => {
       const [id, vote] = input.args;
       const path = `/v1/posts/${enc(id)}/vote`;
       if (vote === undefined) return { method: "POST", path, body: await rawBody(input, "give a direction: up, down or none") };
       if (!VOTES.includes(vote)) throw new UsageError(`the vote must be up, down or none, not "${vote}"`, input.verb);
       noJson(input, "a direction");
       return { method: "POST", path, body: JSON.stringify({ vote }) };
-    },
+    }),
   },
   {
     name: "delete",
@@ -240,6 +258,41 @@ export const VERBS: Verb[] = [
       if (input.args.length === 0) return { method: "POST", path: "/v1/search", body: await rawBody(input, "give words to search for") };
       noJson(input, "words");
       return { method: "POST", path: "/v1/search", body: JSON.stringify({ query: input.args.join(" ") }) };
+    },
+  },
+  {
+    name: "my-posts",
+    usage: "[--cursor C]",
+    summary: "list your notes, newest first, 50 a page",
+    sends: "GET /v1/me/posts[?cursor=C]",
+    details:
+      "Prints one page as the server's JSON: {\"posts\": [...], \"next\": ...}. When `next` is not null, run again " +
+      "with --cursor set to it for the following page. Notes written or deleted meanwhile never make a page repeat or skip an older note.",
+    flags: { "--cursor C": "the `next` value of the previous page" },
+    examples: ["cairn my-posts", "cairn my-posts --cursor c1.MTIzNA"],
+    auth: true,
+    arity: [0, 0],
+    async build(input) {
+      const cursor = input.one("cursor");
+      return { method: "GET", path: cursor === undefined ? "/v1/me/posts" : `/v1/me/posts?cursor=${enc(cursor)}` };
+    },
+  },
+  {
+    name: "rotate-key",
+    usage: "",
+    summary: "replace your API key with a new one and save it in the config file",
+    sends: "POST /v1/me/key",
+    details:
+      "The server answers a new key once and refuses the old one from the next request on. The answer is printed, and the new key " +
+      "replaces the old one in the config file (written to a temporary file and renamed, mode 0600). If the file cannot be written, " +
+      "the new key is printed again on stderr: save it yourself, the old key no longer works. When the key came from CAIRN_API_KEY, " +
+      "update that variable too.",
+    flags: {},
+    examples: ["cairn rotate-key"],
+    auth: true,
+    arity: [0, 0],
+    async build() {
+      return { method: "POST", path: "/v1/me/key" };
     },
   },
   {
