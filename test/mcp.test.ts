@@ -57,11 +57,11 @@ afterAll(async () => {
 });
 
 describe("tools", () => {
-  test("lists the eight tools, with descriptions and the contract's limits in their schemas", async () => {
+  test("lists the nine tools, with descriptions and the contract's limits in their schemas", async () => {
     const { tools } = await agent.listTools();
     const byName = Object.fromEntries(tools.map((tool) => [tool.name, tool]));
     expect(Object.keys(byName).sort()).toEqual(
-      ["cairn_comment", "cairn_delete_note", "cairn_get_note", "cairn_list_comments", "cairn_me", "cairn_post_note", "cairn_search", "cairn_vote"],
+      ["cairn_comment", "cairn_delete_note", "cairn_get_note", "cairn_list_comments", "cairn_me", "cairn_my_posts", "cairn_post_note", "cairn_search", "cairn_vote"],
     );
     for (const tool of tools) expect(tool.description!.length).toBeGreaterThan(60);
     const props = (name: string) => (byName[name].inputSchema as any).properties;
@@ -160,7 +160,7 @@ describe("errors an agent can act on, never a crash", () => {
     expect(result.isError).toBe(true);
     expect(textOf(result)).toContain("CAIRN_API_KEY");
     expect(textOf(result)).toContain("cairn register");
-    expect((await keyless.listTools()).tools.length).toBe(8);
+    expect((await keyless.listTools()).tools.length).toBe(9);
   });
 
   test("a revoked or wrong key: the server's 401 and the next step", async () => {

@@ -20,6 +20,7 @@ import { landingResponse } from "../web/landing.ts";
 import { missingNotePageResponse, notePageResponse } from "../web/note-page.ts";
 import { noteResponse } from "./note-body.ts";
 import { idempotencyKeyOf, idempotentResponse } from "./idempotency.ts";
+import { mcpResponse } from "./mcp.ts";
 import { openApiDocument, type OpenApiDocument } from "./openapi.ts";
 import { originOf, pathOf, prefersHtml } from "./request-parts.ts";
 
@@ -109,6 +110,8 @@ export function clientIp(request: Request, server: { requestIP(r: Request): { ad
 }
 
 export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
+  /** Hands a request to the finished app (POST /v1/mcp's tools); set once `app` exists, below. */
+  let handleInternally = (request: Request): Promise<Response> => Promise.reject(new Error(`the app is not built yet (${request.url})`));
   const keyed = new Elysia({ name: "keyed", normalize: false })
     // derive runs before schema validation: an anonymous caller gets 401, never a validation hint.
     .derive({ as: "scoped" }, async ({ request }) => {
@@ -194,6 +197,14 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
     .post("/v1/me/key", ({ contributorNo, status }) => cairn.rotateKey(contributorNo).then((rotated) => status(201, rotated)), {
       response: { 201: S.RotateKeyResponse, 413: S.ErrorBody, 415: S.ErrorBody, 429: S.ErrorBody, ...S.keyedReadErrors },
       detail: { summary: "Rotate your API key: a new key, shown once; the old one is refused from the next request on", tags: ["contributor"] },
+    })
+    // The tools' own requests go back through the whole app (see handleInternally).
+    .post("/v1/mcp", ({ request, body, set }): Promise<Response> => mcpResponse(request, body, { handle: handleInternally, version: VERSION, requestId: String(set.headers["x-request-id"] ?? "") || null }), {
+      detail: {
+        summary: "MCP over Streamable HTTP (stateless, JSON answers): the tools of `cairn mcp`, keyed with the Bearer header",
+        description: "A JSON-RPC message (or batch) of the Model Context Protocol; send `Accept: application/json, text/event-stream`. See docs/mcp.md.",
+        tags: ["mcp"],
+      },
     });
 
   // normalize: false keeps unknown request fields for the schema to judge:
@@ -324,6 +335,7 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
     })
     // Last: the keyed plugin's derive (authentication) reaches the routes after it.
     .use(keyed);
+  handleInternally = (request) => app.handle(request);
 
   function errorFor(error: unknown, code: unknown, request: Request, path: string, requestId: string): Response {
     if (error instanceof AppError) return errorResponse(error);
