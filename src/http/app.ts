@@ -321,7 +321,7 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
         detail: { summary: "Count a page event (daily counters only)", tags: ["public"] },
       },
     )
-    .get("/", ({ request }): Response => landingResponse({ baseUrl: baseUrl(request), registrationOpen: config.registration === "open", version: VERSION, sourceUrl: config.sourceUrl }), {
+    .get("/", (): Response => landingResponse({ baseUrl: config.publicBaseUrl, registrationOpen: config.registration === "open", version: VERSION, sourceUrl: config.sourceUrl }), {
       detail: { summary: "Landing page (HTML): what this instance is, how to get the CLI and a key", tags: ["pages"] },
     })
     .get("/install", (): Response => installResponse(), {
