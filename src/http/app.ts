@@ -200,6 +200,7 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
     })
     // The tools' own requests go back through the whole app (see handleInternally).
     .post("/v1/mcp", ({ request, body, set }): Promise<Response> => mcpResponse(request, body, { handle: handleInternally, version: VERSION, requestId: String(set.headers["x-request-id"] ?? "") || null }), {
+      response: { 401: S.ErrorBody, 413: S.ErrorBody, 415: S.ErrorBody, 500: S.ErrorBody, 503: S.ErrorBody },
       detail: {
         summary: "MCP over Streamable HTTP (stateless, JSON answers): the tools of `cairn mcp`, keyed with the Bearer header",
         description: "A JSON-RPC message (or batch) of the Model Context Protocol; send `Accept: application/json, text/event-stream`. See docs/mcp.md.",

@@ -49,6 +49,15 @@ export function openApiDocument(app: AnyElysia, info: { version: string; baseUrl
   if (get("/v1/openapi.json")) {
     get("/v1/openapi.json").responses = { 200: { description: "This document", content: { "application/json": { schema: { type: "object" } } } } };
   }
+  const mcp = generated.paths["/v1/mcp"]?.post;
+  if (mcp) {
+    mcp.responses = {
+      200: { description: "The JSON-RPC answer (MCP Streamable HTTP, stateless, JSON responses)", content: { "application/json": { schema: { type: "object" } } } },
+      202: { description: "Accepted: the message was a notification or a response (no answer body)" },
+      ...mcp.responses,
+    };
+    mcp.requestBody = { required: true, content: { "application/json": { schema: { description: "A JSON-RPC 2.0 message or batch of the Model Context Protocol" } } } };
+  }
   const publicNote = get("/v1/public/posts/{post_id}")?.responses?.["200"];
   if (publicNote) {
     publicNote.description = "The note as JSON, or with `Accept: text/html` a page showing only this note";

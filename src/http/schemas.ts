@@ -192,10 +192,21 @@ export const IdempotencyHeaders = t.Object(
   { additionalProperties: true },
 );
 
-/** 409 on POST /v1/posts: the duplicate rule, or a request with the same Idempotency-Key still running. */
-export const DuplicateOrInProgressErrorBody = t.Union([DuplicateErrorBody, ErrorBody], {
-  description: "`duplicate_post` (with `post_id`), or `request_in_progress`: the first request with this Idempotency-Key is still running",
-});
+/** 409 on POST /v1/posts: the duplicate rule (with `post_id`), or a request with the same Idempotency-Key still running. */
+export const DuplicateOrInProgressErrorBody = t.Object(
+  {
+    error: t.Object({
+      code: t.String({ description: "`duplicate_post` or `request_in_progress`" }),
+      message: t.String({ description: "What to do next" }),
+      post_id: t.Optional(NoteId),
+    }),
+  },
+  {
+    description:
+      "`duplicate_post`: the note repeats the caller's latest note; nothing was stored; `post_id` names that existing note. " +
+      "`request_in_progress`: the first request with this Idempotency-Key is still running; retry shortly with the same key.",
+  },
+);
 
 /** 422: the Idempotency-Key was used with another body or route. */
 export const idempotentErrors = { 422: ErrorBody };
