@@ -33,7 +33,7 @@ const configOf = (xdg: string) => JSON.parse(readFileSync(join(xdg, "cairn", "co
 
 beforeAll(async () => {
   server = await startServer({ binary: true, env: NO_BREAKERS });
-});
+}, 60_000);
 afterAll(async () => {
   await server?.stop();
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });

@@ -52,7 +52,7 @@ forEachEngine((engine) => {
     server = await startServer({ engine, env: { ...NO_BREAKERS, POSTS_PER_HOUR: "5" } });
     author = await register(server.url);
     reader = await register(server.url);
-  });
+  }, 60_000);
   afterAll(async () => {
     for (const client of clients) await client.close().catch(() => {});
     await server?.stop();

@@ -29,7 +29,7 @@ forEachEngine((engine) => {
     b = await start();
     author = await register(a.url);
     reader = await register(a.url);
-  });
+  }, 60_000);
   afterAll(async () => {
     await Promise.all([a?.stop(), b?.stop()]);
     rmSync(shared.dataDir, { recursive: true, force: true });

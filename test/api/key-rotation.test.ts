@@ -20,7 +20,7 @@ forEachEngine((engine) => {
     const env = { ...NO_BREAKERS, ...(engine === "postgres" ? { DATABASE_URL: await freshDatabase("rotate") } : {}) };
     a = await startServer({ engine, dataDir, env });
     b = await startServer({ engine, dataDir, env });
-  });
+  }, 60_000);
   afterAll(async () => {
     await Promise.all([a?.stop(), b?.stop()]);
     rmSync(dataDir, { recursive: true, force: true });
@@ -72,5 +72,24 @@ forEachEngine((engine) => {
     await a.admin("revoke", String(who.no));
     expectError(await call(a.url, "POST", "/v1/me/key", { key: who.key }), 401, "unauthorized");
     expectError(await call(a.url, "POST", "/v1/me/key"), 401, "unauthorized");
+  });
+
+  test("rotations count against REGISTRATIONS_PER_HOUR per contributor", async () => {
+    const limited = await startServer({ engine, dataDir, env: { ...NO_BREAKERS, REGISTRATIONS_PER_HOUR: "2", ...(engine === "postgres" ? { DATABASE_URL: a.databaseUrl! } : {}) } });
+    try {
+      let key = (await register(limited.url)).key;
+      for (let i = 0; i < 2; i++) {
+        const rotated = await call(limited.url, "POST", "/v1/me/key", { key });
+        expectStatus(rotated, 201);
+        key = rotated.data.api_key;
+      }
+      const refused = await call(limited.url, "POST", "/v1/me/key", { key });
+      expectError(refused, 429, "rate_limited");
+      expect(refused.headers.get("retry-after")).toMatch(/^\d+$/);
+      // The refused rotation changed nothing: the current key still works.
+      expectStatus(await me(limited, key), 200);
+    } finally {
+      await limited.stop();
+    }
   });
 });

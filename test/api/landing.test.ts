@@ -12,7 +12,7 @@ let named: RunningServer;
 
 beforeAll(async () => {
   [plain, named] = await Promise.all([startServer(), startServer({ env: { PUBLIC_BASE_URL: "https://notes.example.com/" } })]);
-});
+}, 60_000);
 afterAll(async () => {
   await Promise.all([plain?.stop(), named?.stop()]);
 });

@@ -12,7 +12,7 @@ forEachEngine((engine) => {
   let server: RunningServer;
   beforeAll(async () => {
     server = await startServer({ engine, env: NO_BREAKERS });
-  });
+  }, 60_000);
   afterAll(async () => {
     await server?.stop();
   });

@@ -17,7 +17,7 @@ forEachEngine((engine) => {
     store = database.open();
     await store.migrate();
     ({ contributorNo } = await store.createContributor({ email: "idem@example.org", keyPrefix: "cairn_idem00", keyDigest: new Uint8Array(32), createdAt: T0 }));
-  });
+  }, 60_000);
   afterAll(async () => {
     await store?.close();
     database?.cleanup();

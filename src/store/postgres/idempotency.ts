@@ -16,45 +16,48 @@ export class PostgresIdempotency {
   constructor(private readonly db: Db) {}
 
   async reserve(input: ReserveIdempotencyKey): Promise<IdempotencyReservation> {
-    return this.db.transaction(async (tx): Promise<IdempotencyReservation> => {
-      const { contributorNo, key } = input;
-      // Inserts when the key is new; otherwise waits for a concurrent reservation to commit, then locks the row.
-      const inserted = await tx.execute(sql`
+    const { contributorNo, key } = input;
+    // A new key (the usual case) in one statement, one round trip: the insert,
+    // a bounded batch of expired keys (found by the expiry index; rows another
+    // replica is pruning are skipped) and the contributor's keys past the cap
+    // (index on contributor, created_at). A key that exists already waits here
+    // for a concurrent reservation to commit, then is examined below.
+    const [fresh] = await this.db.execute<{ inserted: number }>(sql`
+      WITH inserted AS (
         INSERT INTO idempotency_keys (contributor_no, key, fingerprint, token, created_at, expires_at, leased_until)
         VALUES (${contributorNo}, ${key}, ${input.fingerprint}, ${input.token}, ${input.now}, ${input.expiresAt}, ${input.leasedUntil})
-        ON CONFLICT (contributor_no, key) DO NOTHING RETURNING 1 AS inserted`);
-      if (inserted.length === 0) {
-        const [row] = await tx.execute<{ fingerprint: string; status: number | null; response: string | null; expires_at: string; leased_until: string }>(sql`
-          SELECT fingerprint, status, response, expires_at, leased_until FROM idempotency_keys
-           WHERE contributor_no = ${contributorNo} AND key = ${key} FOR UPDATE`);
-        if (row === undefined) {
-          // Released between the two statements: claim it afresh, or let the request that did retry.
-          const again = await tx.execute(sql`
-            INSERT INTO idempotency_keys (contributor_no, key, fingerprint, token, created_at, expires_at, leased_until)
-            VALUES (${contributorNo}, ${key}, ${input.fingerprint}, ${input.token}, ${input.now}, ${input.expiresAt}, ${input.leasedUntil})
-            ON CONFLICT (contributor_no, key) DO NOTHING RETURNING 1 AS inserted`);
-          return again.length === 1 ? { kind: "reserved" } : { kind: "in_progress" };
-        }
-        const live = Number(row.expires_at) > input.now;
-        if (live && row.fingerprint !== input.fingerprint) return { kind: "mismatch" };
-        if (live && row.status !== null) return { kind: "replay", answer: { status: row.status, body: row.response ?? "" } };
-        if (live && Number(row.leased_until) > input.now) return { kind: "in_progress" };
-        // Expired, or its request never finished: taken over.
-        await tx.execute(sql`
-          UPDATE idempotency_keys SET fingerprint = ${input.fingerprint}, token = ${input.token}, status = NULL, response = NULL,
-                 created_at = ${input.now}, expires_at = ${input.expiresAt}, leased_until = ${input.leasedUntil}
-           WHERE contributor_no = ${contributorNo} AND key = ${key}`);
-      }
-      // Keys older than the contributor's cap-th newest go (index on contributor, created_at).
-      await tx.execute(sql`
-        DELETE FROM idempotency_keys WHERE contributor_no = ${contributorNo} AND created_at < (
-          SELECT created_at FROM idempotency_keys WHERE contributor_no = ${contributorNo}
-           ORDER BY created_at DESC LIMIT 1 OFFSET ${input.keepPerContributor - 1})`);
-      // A bounded batch of expired keys, found by the expiry index; rows another replica is pruning are skipped.
-      await tx.execute(sql`
+        ON CONFLICT (contributor_no, key) DO NOTHING RETURNING 1),
+      pruned AS (
         DELETE FROM idempotency_keys WHERE (contributor_no, key) IN (
           SELECT contributor_no, key FROM idempotency_keys WHERE expires_at <= ${input.now}
-           ORDER BY expires_at LIMIT ${input.pruneBatch} FOR UPDATE SKIP LOCKED)`);
+           ORDER BY expires_at LIMIT ${input.pruneBatch} FOR UPDATE SKIP LOCKED) RETURNING 1),
+      capped AS (
+        DELETE FROM idempotency_keys WHERE contributor_no = ${contributorNo} AND created_at < (
+          SELECT created_at FROM idempotency_keys WHERE contributor_no = ${contributorNo}
+           ORDER BY created_at DESC LIMIT 1 OFFSET ${input.keepPerContributor - 1}) RETURNING 1)
+      SELECT (SELECT count(*) FROM inserted)::int AS inserted, (SELECT count(*) FROM pruned) + (SELECT count(*) FROM capped) AS removed`);
+    if (Number(fresh.inserted) === 1) return { kind: "reserved" };
+    return this.db.transaction(async (tx): Promise<IdempotencyReservation> => {
+      const [row] = await tx.execute<{ fingerprint: string; status: number | null; response: string | null; expires_at: string; leased_until: string }>(sql`
+        SELECT fingerprint, status, response, expires_at, leased_until FROM idempotency_keys
+         WHERE contributor_no = ${contributorNo} AND key = ${key} FOR UPDATE`);
+      if (row === undefined) {
+        // Released (or pruned) since: claim it afresh, or let the request that did win.
+        const again = await tx.execute(sql`
+          INSERT INTO idempotency_keys (contributor_no, key, fingerprint, token, created_at, expires_at, leased_until)
+          VALUES (${contributorNo}, ${key}, ${input.fingerprint}, ${input.token}, ${input.now}, ${input.expiresAt}, ${input.leasedUntil})
+          ON CONFLICT (contributor_no, key) DO NOTHING RETURNING 1 AS inserted`);
+        return again.length === 1 ? { kind: "reserved" } : { kind: "in_progress" };
+      }
+      const live = Number(row.expires_at) > input.now;
+      if (live && row.fingerprint !== input.fingerprint) return { kind: "mismatch" };
+      if (live && row.status !== null) return { kind: "replay", answer: { status: row.status, body: row.response ?? "" } };
+      if (live && Number(row.leased_until) > input.now) return { kind: "in_progress" };
+      // Expired, or its request never finished: taken over.
+      await tx.execute(sql`
+        UPDATE idempotency_keys SET fingerprint = ${input.fingerprint}, token = ${input.token}, status = NULL, response = NULL,
+               created_at = ${input.now}, expires_at = ${input.expiresAt}, leased_until = ${input.leasedUntil}
+         WHERE contributor_no = ${contributorNo} AND key = ${key}`);
       return { kind: "reserved" };
     });
   }
