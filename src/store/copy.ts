@@ -81,6 +81,13 @@ const TABLES: TableSpec[] = [
     types: ["bigint", "int", "text", "text", "bigint", "int", "bigint", "bigint", "text", "bigint", "bigint"],
     identity: "id",
   },
+  // Issue 19: a retry just after the move still finds its first answer.
+  {
+    name: "idempotency_keys",
+    key: ["contributor_no", "key"],
+    columns: ["contributor_no", "key", "fingerprint", "token", "status", "response", "created_at", "expires_at", "leased_until"],
+    types: ["int", "text", "text", "text", "int", "text", "bigint", "bigint", "bigint"],
+  },
 ];
 
 const SEARCH_TABLES = ["search_postings", "search_vectors", "search_terms", "search_totals"];

@@ -18,6 +18,7 @@ describe.skipIf(!onPostgres)("cairn admin copy --to postgres://…", () => {
   let notes: { id: string; title: string }[];
   let before: any;
   let copyRun: { code: number; stdout: string; stderr: string };
+  let keyedVote: Awaited<ReturnType<typeof call>>;
 
   beforeAll(async () => {
     const source = await startServer({ dataDir, env: NO_BREAKERS });
@@ -28,6 +29,9 @@ describe.skipIf(!onPostgres)("cairn admin copy --to postgres://…", () => {
     }
     expectStatus(await call(source.url, "POST", `/v1/posts/${notes[0].id}/vote`, { key: people[1].key, json: { vote: "up" } }), 200);
     expectStatus(await call(source.url, "POST", `/v1/posts/${notes[0].id}/comments`, { key: people[2].key, json: { body: "kept?" } }), 201);
+    // Issue 19: an idempotent write's stored answer moves with the data (a vote on one's own note: a stored 403 that changes nothing else).
+    keyedVote = await call(source.url, "POST", `/v1/posts/${notes[0].id}/vote`, { key: people[0].key, json: { vote: "down" }, headers: { "idempotency-key": "moved-key" } });
+    expectStatus(keyedVote, 403);
     expectStatus(await call(source.url, "GET", `/v1/public/posts/${notes[0].id}`, { headers: { accept: "text/html" } }), 200);
     await adminJson(source, "revoke", String(people[2].no));
     before = await adminJson(source, "stats");
@@ -53,6 +57,14 @@ describe.skipIf(!onPostgres)("cairn admin copy --to postgres://…", () => {
     for (const table of Object.values(report.tables) as { sha256: string }[]) expect(table.sha256).toMatch(/^[0-9a-f]{64}$/);
     expect(report.search_indexed).toBe(3);
     expect(copyRun.stdout + copyRun.stderr).not.toContain(target);
+  });
+
+  test("an Idempotency-Key used before the move replays its first answer after it, and writes nothing", async () => {
+    expect(JSON.parse(copyRun.stdout).tables.idempotency_keys.rows).toBe(1);
+    const again = await call(moved.url, "POST", `/v1/posts/${notes[0].id}/vote`, { key: people[0].key, json: { vote: "down" }, headers: { "idempotency-key": "moved-key" } });
+    expect(again.status).toBe(403);
+    expect(again.text).toBe(keyedVote.text);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
   });
 
   test("after the move: keys work, revoked stays revoked, notes, votes, comments and counters are there", async () => {
