@@ -51,8 +51,13 @@ export interface IdempotentCall {
  */
 export type AnswerSlot = Omit<IdempotencyCompletion<unknown>, "answer"> & { render: IdempotentCall["render"]; recorded?: StoredAnswer };
 
-/** The completion the store runs: interprets its outcome as the core method would, and keeps what it stored. */
-export function completionFor<O>(slot: AnswerSlot | undefined, interpret: (outcome: O) => unknown): IdempotencyCompletion<O> | undefined {
+/**
+ * The completion the store runs: interprets its outcome as the core method
+ * would, and keeps what it stored. `noteOf` names the note the answer is
+ * about: deleting that note later empties the stored answer (a replay is then
+ * the note's 404), so no text outlives its note.
+ */
+export function completionFor<O>(slot: AnswerSlot | undefined, interpret: (outcome: O) => unknown, noteOf: (outcome: O) => string | null): IdempotencyCompletion<O> | undefined {
   if (!slot) return undefined;
   return {
     contributorNo: slot.contributorNo,
@@ -67,7 +72,7 @@ export function completionFor<O>(slot: AnswerSlot | undefined, interpret: (outco
         answer = slot.render({ error });
       }
       slot.recorded = answer;
-      return answer;
+      return { ...answer, noteId: noteOf(outcome) };
     },
   };
 }

@@ -181,7 +181,7 @@ export class Cairn {
     const created = await this.store.createNote(
       { id: uuidv7(), contributorNo, ...note, createdAt: this.now() },
       (latest) => latest.title === note.title && latest.body === note.body && sameTags(latest.tags, note.tags),
-      completionFor(slot, createdNote),
+      completionFor(slot, createdNote, (created) => ("id" in created ? created.id : null)),
     );
     return createdNote(created);
   }
@@ -217,7 +217,7 @@ export class Cairn {
       if (!added) throw noteNotFound();
       return { post_id: id, ...commentView(added.comment), comment_count: added.commentCount };
     };
-    return comment(await this.store.addComment(id, { contributorNo, body, createdAt: this.now() }, completionFor(slot, comment)));
+    return comment(await this.store.addComment(id, { contributorNo, body, createdAt: this.now() }, completionFor(slot, comment, () => id)));
   }
 
   async vote(contributorNo: number, rawId: string, direction: VoteDirection, slot?: AnswerSlot) {
@@ -230,7 +230,7 @@ export class Cairn {
       }
       return { post_id: id, your_vote: voteDirection(outcome.value), score: outcome.score };
     };
-    return voted(await this.store.setVote(id, contributorNo, voteValue(direction), this.now(), completionFor(slot, voted)));
+    return voted(await this.store.setVote(id, contributorNo, voteValue(direction), this.now(), completionFor(slot, voted, () => id)));
   }
 
   /**
@@ -254,6 +254,7 @@ export class Cairn {
       pruneBatch: IDEMPOTENCY_PRUNE_BATCH,
     });
     if (reservation.kind === "replay") return { answer: reservation.answer, replayed: true };
+    if (reservation.kind === "gone") return { answer: call.render({ error: noteNotFound() }), replayed: true };
     const refused = reservationError(reservation);
     if (refused) throw refused;
     const slot: AnswerSlot = { contributorNo, key: call.key, token, render: call.render };

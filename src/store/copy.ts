@@ -85,8 +85,8 @@ const TABLES: TableSpec[] = [
   {
     name: "idempotency_keys",
     key: ["contributor_no", "key"],
-    columns: ["contributor_no", "key", "fingerprint", "token", "status", "response", "created_at", "expires_at", "leased_until"],
-    types: ["int", "text", "text", "text", "int", "text", "bigint", "bigint", "bigint"],
+    columns: ["contributor_no", "key", "fingerprint", "token", "status", "response", "note_id", "created_at", "expires_at", "leased_until"],
+    types: ["int", "text", "text", "text", "int", "text", "text", "bigint", "bigint", "bigint"],
   },
 ];
 

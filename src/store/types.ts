@@ -77,6 +77,8 @@ export interface ReserveIdempotencyKey {
 export type IdempotencyReservation =
   | { kind: "reserved" }
   | { kind: "replay"; answer: StoredAnswer }
+  /** The stored answer was about a note deleted since: its text is gone with the note. */
+  | { kind: "gone" }
   | { kind: "mismatch" }
   | { kind: "in_progress" };
 
@@ -85,8 +87,8 @@ export interface IdempotencyCompletion<O> {
   contributorNo: number;
   key: string;
   token: string;
-  /** Called inside the write's transaction with the write's outcome. */
-  answer(outcome: O): StoredAnswer;
+  /** Called inside the write's transaction with the write's outcome; `noteId` names the note the answer is about. */
+  answer(outcome: O): StoredAnswer & { noteId: string | null };
 }
 
 /** The reservation a completion names was taken over (its lease ran out): the write is rolled back. */

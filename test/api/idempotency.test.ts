@@ -131,6 +131,27 @@ forEachEngine((engine) => {
     expectStatus(await post(a, author, invalidKey, { title: `Fixed ${unique()}`, body: "x" }), 201);
   });
 
+  test("once the note is deleted, a replay of its post (or of a comment or vote on it) is the note's 404: no text outlives the note, nothing is written again", async () => {
+    const title = `Short-lived ${unique()}`;
+    const key = `gone-${unique()}`;
+    const created = await post(a, author, key, { title, body: "Deleted soon." });
+    expectStatus(created, 201);
+    const voteKey = `gone-vote-${unique()}`;
+    expectStatus(await post(a, reader, voteKey, { vote: "up" }, `/v1/posts/${created.data.id}/vote`), 200);
+    const before = await postCount(author);
+    expectStatus(await call(a.url, "DELETE", `/v1/posts/${created.data.id}`, { key: author.key }), 200);
+    for (const server of [a, b]) {
+      const replay = await post(server, author, key, { title, body: "Deleted soon." });
+      expectError(replay, 404, "not_found");
+      expect(replay.headers.get("idempotent-replayed")).toBe("true");
+      expect(replay.text).not.toContain(title);
+      const voteReplay = await post(server, reader, voteKey, { vote: "up" }, `/v1/posts/${created.data.id}/vote`);
+      expectError(voteReplay, 404, "not_found");
+      expect(voteReplay.headers.get("idempotent-replayed")).toBe("true");
+    }
+    expect(await postCount(author)).toBe(before - 1);
+  });
+
   test("a malformed key is 400; a key of 255 printable characters is accepted", async () => {
     for (const bad of ["x".repeat(256), "caf\u00e9"]) {
       const res = await fetch(`${a.url}/v1/posts`, {

@@ -45,7 +45,7 @@ forEachEngine((engine) => {
       contributorNo,
       key,
       token,
-      answer: () => ({ status: 404, body }),
+      answer: () => ({ status: 404, body, noteId: null }),
     });
   }
 
@@ -65,7 +65,7 @@ forEachEngine((engine) => {
       contributorNo,
       key: "k-lease",
       token: lateToken,
-      answer: () => ({ status: 404, body: "{}" }),
+      answer: () => ({ status: 404, body: "{}", noteId: null }),
     });
     await expect(late).rejects.toThrow(/taken over/);
   });

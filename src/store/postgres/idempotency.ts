@@ -51,7 +51,7 @@ export class PostgresIdempotency {
       }
       const live = Number(row.expires_at) > input.now;
       if (live && row.fingerprint !== input.fingerprint) return { kind: "mismatch" };
-      if (live && row.status !== null) return { kind: "replay", answer: { status: row.status, body: row.response ?? "" } };
+      if (live && row.status !== null) return row.response === null ? { kind: "gone" } : { kind: "replay", answer: { status: row.status, body: row.response } };
       if (live && Number(row.leased_until) > input.now) return { kind: "in_progress" };
       // Expired, or its request never finished: taken over.
       await tx.execute(sql`
@@ -73,7 +73,7 @@ export async function completeIdempotency<O>(tx: Tx, completion: IdempotencyComp
   if (!completion) return;
   const answer = completion.answer(outcome);
   const updated = await tx.execute(sql`
-    UPDATE idempotency_keys SET status = ${answer.status}, response = ${answer.body}
+    UPDATE idempotency_keys SET status = ${answer.status}, response = ${answer.body}, note_id = ${answer.noteId}
      WHERE contributor_no = ${completion.contributorNo} AND key = ${completion.key} AND token = ${completion.token} AND status IS NULL
      RETURNING 1 AS done`);
   if (updated.length !== 1) throw new IdempotencyReservationLost("the idempotency key's reservation was taken over");
@@ -83,4 +83,9 @@ export async function completeIdempotency<O>(tx: Tx, completion: IdempotencyComp
 export async function answered<O>(tx: Tx, completion: IdempotencyCompletion<O> | undefined, outcome: O): Promise<O> {
   await completeIdempotency(tx, completion, outcome);
   return outcome;
+}
+
+/** Inside a note's delete: the answers about it lose their text (a replay is then the note's 404). */
+export async function forgetNoteAnswers(tx: Tx, id: string): Promise<void> {
+  await tx.execute(sql`UPDATE idempotency_keys SET response = NULL WHERE note_id = ${id} AND status IS NOT NULL`);
 }

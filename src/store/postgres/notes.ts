@@ -4,7 +4,7 @@
 import type { SQL as BunSQL } from "bun";
 import { desc, eq, inArray } from "drizzle-orm";
 import type { DeleteOutcome, IdempotencyCompletion, NewNote, NoteRecord, OwnNoteRecord, SearchRequest } from "../types.ts";
-import { answered } from "./idempotency.ts";
+import { answered, forgetNoteAnswers } from "./idempotency.ts";
 import { executor, type Db } from "./connection.ts";
 import { contributors, decodeText, posts } from "./schema.ts";
 import { indexNote, PostgresSearchSource, unindexNote } from "./search.ts";
@@ -124,6 +124,7 @@ export class PostgresNotes {
       if (note.contributorNo !== contributorNo) return "not_author";
       // Comments and votes go by ON DELETE CASCADE.
       await unindexNote(executor(tx), note.pk);
+      await forgetNoteAnswers(tx, id);
       await tx.delete(posts).where(eq(posts.pk, note.pk));
       return "deleted";
     });

@@ -200,12 +200,14 @@ export const idempotencyKeys = pgTable(
     status: integer("status"),
     // JSON text as sent (JSON escapes NUL, so plain text holds it).
     response: text("response"),
+    noteId: text("note_id"),
     createdAt: millis("created_at").notNull(),
     expiresAt: millis("expires_at").notNull(),
     leasedUntil: millis("leased_until").notNull(),
   },
   (table) => [
     primaryKey({ columns: [table.contributorNo, table.key] }),
+    index("idempotency_keys_note").on(table.noteId),
     index("idempotency_keys_expiry").on(table.expiresAt),
     index("idempotency_keys_contributor_created").on(table.contributorNo, table.createdAt),
   ],

@@ -53,10 +53,11 @@ export class SqliteIdempotency {
         `DELETE FROM idempotency_keys WHERE rowid IN (
            SELECT rowid FROM idempotency_keys WHERE expires_at <= ?1 ORDER BY expires_at LIMIT ?2)`,
       ),
-      complete: q.query<unknown, [number, string, number, string, string]>(
-        `UPDATE idempotency_keys SET status = ?3, response = ?4
+      complete: q.query<unknown, [number, string, number, string, string, string | null]>(
+        `UPDATE idempotency_keys SET status = ?3, response = ?4, note_id = ?6
           WHERE contributor_no = ?1 AND key = ?2 AND token = ?5 AND status IS NULL`,
       ),
+      forgetNote: q.query<unknown, [string]>("UPDATE idempotency_keys SET response = NULL WHERE note_id = ? AND status IS NOT NULL"),
       release: q.query<unknown, [number, string, string]>(
         "DELETE FROM idempotency_keys WHERE contributor_no = ? AND key = ? AND token = ? AND status IS NULL",
       ),
@@ -69,7 +70,7 @@ export class SqliteIdempotency {
       const row = s.row.get(input.contributorNo, input.key);
       const live = row !== null && row.expiresAt > input.now;
       if (live && row.fingerprint !== input.fingerprint) return { kind: "mismatch" };
-      if (live && row.status !== null) return { kind: "replay", answer: { status: row.status, body: row.response ?? "" } };
+      if (live && row.status !== null) return row.response === null ? { kind: "gone" } : { kind: "replay", answer: { status: row.status, body: row.response } };
       if (live && row.leasedUntil > input.now) return { kind: "in_progress" };
       s.claim.run(input.contributorNo, input.key, input.fingerprint, input.token, input.now, input.expiresAt, input.leasedUntil);
       s.cap.run(input.contributorNo, input.keepPerContributor);
@@ -90,11 +91,16 @@ export class SqliteIdempotency {
     return outcome;
   }
 
+  /** Inside a note's delete: the answers about it lose their text (a replay is then the note's 404). */
+  forgetNote(id: string): void {
+    this.statements().forgetNote.run(id);
+  }
+
   /** Inside a write: stores the answer on the reservation, or throws (rolling the write back) when the reservation is no longer ours. */
   complete<O>(completion: IdempotencyCompletion<O> | undefined, outcome: O): void {
     if (!completion) return;
     const answer = completion.answer(outcome);
-    const changed = this.statements().complete.run(completion.contributorNo, completion.key, answer.status, answer.body, completion.token).changes;
+    const changed = this.statements().complete.run(completion.contributorNo, completion.key, answer.status, answer.body, completion.token, answer.noteId).changes;
     if (changed !== 1) throw new IdempotencyReservationLost("the idempotency key's reservation was taken over");
   }
 }

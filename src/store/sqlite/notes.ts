@@ -180,6 +180,7 @@ export class SqliteNotes implements CommitHooks {
       this.changed(id);
       // Comments and votes go by ON DELETE CASCADE.
       this.searchIndex.remove(note.pk);
+      this.idempotency.forgetNote(id);
       this.statements().delete.run({ postPk: note.pk });
       return "deleted";
     });

@@ -134,12 +134,15 @@ export const idempotencyKeys = sqliteTable(
     token: text("token").notNull(),
     status: integer("status"),
     response: text("response"),
+    /** The note the stored answer is about: when it is deleted, the answer becomes its 404 (no text outlives the note). */
+    noteId: text("note_id"),
     createdAt: integer("created_at").notNull(),
     expiresAt: integer("expires_at").notNull(),
     leasedUntil: integer("leased_until").notNull(),
   },
   (table) => [
     primaryKey({ columns: [table.contributorNo, table.key] }),
+    index("idempotency_keys_note").on(table.noteId),
     // Expired rows are pruned a bounded batch at a time, found by this index.
     index("idempotency_keys_expiry").on(table.expiresAt),
     // The per-contributor cap keeps the newest rows, found by this index.
