@@ -20,7 +20,6 @@ import { landingResponse } from "../web/landing.ts";
 import { missingNotePageResponse, notePageResponse } from "../web/note-page.ts";
 import { noteResponse } from "./note-body.ts";
 import { idempotencyKeyOf, idempotentResponse } from "./idempotency.ts";
-import { mcpResponse } from "./mcp.ts";
 import { openApiDocument, type OpenApiDocument } from "./openapi.ts";
 import { originOf, pathOf, prefersHtml } from "./request-parts.ts";
 
@@ -199,7 +198,11 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
       detail: { summary: "Rotate your API key: a new key, shown once; the old one is refused from the next request on", tags: ["contributor"] },
     })
     // The tools' own requests go back through the whole app (see handleInternally).
-    .post("/v1/mcp", ({ request, body, set }): Promise<Response> => mcpResponse(request, body, { handle: handleInternally, version: VERSION, requestId: String(set.headers["x-request-id"] ?? "") || null }), {
+    // The MCP SDK is loaded on the first call, so a server that never serves MCP does not load it at start.
+    .post("/v1/mcp", async ({ request, body, set }): Promise<Response> => {
+      const { mcpResponse } = await import("./mcp.ts");
+      return mcpResponse(request, body, { handle: handleInternally, version: VERSION, requestId: String(set.headers["x-request-id"] ?? "") || null });
+    }, {
       response: { 401: S.ErrorBody, 413: S.ErrorBody, 415: S.ErrorBody, 500: S.ErrorBody, 503: S.ErrorBody },
       detail: {
         summary: "MCP over Streamable HTTP (stateless, JSON answers): the tools of `cairn mcp`, keyed with the Bearer header",
