@@ -1,6 +1,6 @@
 // Cairn's rules, independent of HTTP and SQL: every route calls one method here.
 import type { Config } from "../config.ts";
-import type { Store } from "../store/types.ts";
+import type { Store, SupersedeRefusal } from "../store/types.ts";
 import { AddressThrottle } from "./address-throttle.ts";
 import { Breakers } from "./breakers.ts";
 import { AppError, invalid, noteNotFound, unauthorized } from "./errors.ts";
@@ -22,6 +22,22 @@ const sameTags = (a: string[], b: string[]) => {
   const set = new Set(a);
   return b.every((tag) => set.has(tag));
 };
+
+/** The contract's error for a note whose `supersedes` was refused (after the duplicate check). */
+function supersedeRefused(refusal: SupersedeRefusal): AppError {
+  if ("alreadySupersededBy" in refusal) {
+    return new AppError(
+      "already_superseded",
+      "The note in `supersedes` was superseded already, by the note whose id is in `post_id`; nothing was stored. Supersede that note instead.",
+      undefined,
+      refusal.alreadySupersededBy,
+    );
+  }
+  if ("supersedeForbidden" in refusal) {
+    return new AppError("forbidden", "`supersedes` names another contributor's note; you can supersede only your own notes. Retrying will not help.");
+  }
+  return new AppError("not_found", "No note has the id in `supersedes`. Check the id; deleted notes cannot be superseded. Nothing was stored.");
+}
 
 export class Cairn {
   readonly breakers: Breakers;
@@ -149,11 +165,12 @@ export class Cairn {
     };
   }
 
-  async createNote(contributorNo: number, input: { title: string; body: string; tags?: string[] }) {
+  async createNote(contributorNo: number, input: { title: string; body: string; tags?: string[]; supersedes?: string | null }) {
     const note = normaliseNote(input);
+    const supersedes = input.supersedes == null ? null : parseNoteId(input.supersedes, "`supersedes`");
     this.breakers.hit("posts", contributorNo);
     const created = await this.store.createNote(
-      { id: uuidv7(), contributorNo, ...note, createdAt: this.now() },
+      { id: uuidv7(), contributorNo, ...note, createdAt: this.now(), supersedes },
       (latest) => latest.title === note.title && latest.body === note.body && sameTags(latest.tags, note.tags),
     );
     if ("duplicateOf" in created) {
@@ -164,6 +181,7 @@ export class Cairn {
         created.duplicateOf,
       );
     }
+    if (!("id" in created)) throw supersedeRefused(created);
     return noteView(created);
   }
 

@@ -25,15 +25,20 @@ export const ErrorBody = t.Object(
   { description: "Every error has this shape" },
 );
 
-export const DuplicateErrorBody = t.Object(
+/** The 409 answers of POST /v1/posts: both name an existing note in `post_id`. */
+export const PostConflictErrorBody = t.Object(
   {
     error: t.Object({
-      code: t.Literal("duplicate_post"),
+      code: t.Union([t.Literal("duplicate_post"), t.Literal("already_superseded")]),
       message: t.String({ description: "What to do next" }),
       post_id: NoteId,
     }),
   },
-  { description: "The note repeats the caller's latest note; nothing was stored. `post_id` names that existing note." },
+  {
+    description:
+      "Nothing was stored. duplicate_post: the note repeats the caller's latest note, named by `post_id`. " +
+      "already_superseded: the note named in `supersedes` was superseded already, by the note named in `post_id` (supersede that one instead).",
+  },
 );
 
 /** A request body: unknown fields are ignored, so newer clients never break an older server. */
@@ -60,6 +65,13 @@ export const NoteRequest = RequestBody({
       description: `At most ${LIMITS.tagsMax} tags, each 1 to ${LIMITS.tagMax} characters matching ^[a-z0-9][a-z0-9._+#-]*$ after lower-casing; duplicates removed`,
     }),
   ),
+  supersedes: t.Optional(
+    t.Union([t.String(), t.Null()], {
+      description:
+        "The id of one of your own notes that this note replaces: the older note stays readable by id, keeps its votes and comments, and leaves search. " +
+        "404 when it does not exist, 403 when it is another contributor's, 409 already_superseded (with `post_id`) when another note superseded it already. null: none.",
+    }),
+  ),
 });
 
 const noteFields = {
@@ -71,6 +83,10 @@ const noteFields = {
   score: Int({ description: "Net score: ups minus downs" }),
   comment_count: Int(),
   created_at: Timestamp,
+  supersedes: t.Union([NoteId, t.Null()], { description: "The id of the older note this one replaces, or null" }),
+  superseded_by: t.Union([NoteId, t.Null()], {
+    description: "The id of the newer note that replaced this one, or null; a superseded note is never returned by search",
+  }),
 };
 
 export const Note = t.Object(noteFields);

@@ -3,7 +3,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { VoteOutcome, VoteValue } from "../types.ts";
 import type { Db } from "./connection.ts";
-import { posts, votes } from "./schema.ts";
+import { noteTags, posts, votes } from "./schema.ts";
 
 export class PostgresVotes {
   constructor(private readonly db: Db) {}
@@ -34,6 +34,7 @@ export class PostgresVotes {
         .set({ score: sql`${posts.score} + ${value - previous}` })
         .where(eq(posts.pk, note.pk))
         .returning({ score: posts.score });
+      await tx.update(noteTags).set({ score }).where(eq(noteTags.postPk, note.pk));
       return { kind: "ok", score, value };
     });
   }

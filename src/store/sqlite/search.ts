@@ -13,7 +13,8 @@ import { queryTerms, resultOrder, searchNotes, type SearchRequest, type SearchSo
 import { TIERS, tierOf, type CorpusStats, type Ranked, type TermAt } from "../../core/search/ranking.ts";
 import { encodeVector, readLengths, termCounts, vectorTerms } from "../../core/search/vector.ts";
 import { SqliteMemorySearch } from "./memory-search.ts";
-import type { NoteRow } from "./note-row.ts";
+import { SqliteNoteTags } from "./note-tags.ts";
+import { NOTE_SELECT, type NoteRow } from "./note-row.ts";
 
 /** The budget benches and tests give stores they open themselves; a server's comes from SEARCH_MEMORY_MB (src/config.ts). */
 export const DEFAULT_SEARCH_MEMORY_BYTES = 1024 * 1024 * 1024;
@@ -88,16 +89,13 @@ function prepare(sqlite: Database) {
     vocabulary: sqlite.query<{ term: string; doc: number }, [string, string]>(
       "SELECT term, sum(notes) AS doc FROM search_terms WHERE term >= ?1 AND term < ?2 GROUP BY term",
     ),
-    rows: sqlite.query<NoteRow, [string]>(
-      `SELECT p.pk, p.id, p.contributor_no AS contributorNo, p.title, p.body, p.tags, p.score,
-              p.comment_count AS commentCount, p.created_at AS createdAt
-         FROM posts p WHERE p.pk IN (SELECT value FROM json_each(?1))`,
+    rows: sqlite.query<NoteRow, [string]>(`SELECT ${NOTE_SELECT} FROM posts p WHERE p.pk IN (SELECT value FROM json_each(?1))`),
+    // Superseded notes are kept out of the index (docs/design.md, "Superseding").
+    postCount: sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM posts WHERE superseded_by IS NULL"),
+    unindexed: sqlite.query<{ pk: number; title: string; tags: string; body: string; score: number; createdAt: number }, []>(
+      "SELECT pk, title, tags, body, score, created_at AS createdAt FROM posts WHERE superseded_by IS NULL AND pk NOT IN (SELECT pk FROM search_vectors) ORDER BY pk",
     ),
-    postCount: sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM posts"),
-    unindexed: sqlite.query<{ pk: number; title: string; tags: string; body: string }, []>(
-      "SELECT pk, title, tags, body FROM posts WHERE pk NOT IN (SELECT pk FROM search_vectors) ORDER BY pk",
-    ),
-    orphans: sqlite.query<{ pk: number }, []>("SELECT pk FROM search_vectors WHERE pk NOT IN (SELECT pk FROM posts)"),
+    orphans: sqlite.query<{ pk: number }, []>("SELECT pk FROM search_vectors WHERE pk NOT IN (SELECT pk FROM posts WHERE superseded_by IS NULL)"),
     log: sqlite.query<unknown, [number, string | null]>("INSERT INTO search_log(pk, removed) VALUES (?, ?)"),
     trimLog: sqlite.query<unknown, [number]>("DELETE FROM search_log WHERE seq <= ?"),
   };
@@ -109,6 +107,8 @@ export class SqliteSearch implements SearchSource {
 
   /** The postings in this process's memory; searches use them once built (see memory-search.ts). */
   readonly memory: SqliteMemorySearch;
+  /** The searchable notes' tags, for tag words (note-tags.ts). */
+  readonly tags: SqliteNoteTags;
 
   constructor(
     private readonly sqlite: Database,
@@ -117,6 +117,7 @@ export class SqliteSearch implements SearchSource {
     loadNowPostings?: number,
   ) {
     this.memory = new SqliteMemorySearch(sqlite, memoryBytes, loadNowPostings);
+    this.tags = new SqliteNoteTags(sqlite);
   }
 
   /** Vectors indexed by the current write batch, by key: the in-memory postings take them after COMMIT. */
@@ -195,10 +196,15 @@ export class SqliteSearch implements SearchSource {
   catchUp(): number {
     const s = this.s;
     if (s.postCount.get()!.n === s.totals.get()!.notes) return 0;
-    for (const { pk } of s.orphans.all()) this.remove(pk);
+    for (const { pk } of s.orphans.all()) {
+      this.remove(pk);
+      this.tags.remove(pk);
+    }
     let added = 0;
     for (const row of s.unindexed.all()) {
-      this.add({ pk: row.pk, title: row.title, tags: JSON.parse(row.tags) as string[], body: row.body });
+      const tags = JSON.parse(row.tags) as string[];
+      this.add({ pk: row.pk, title: row.title, tags, body: row.body });
+      this.tags.add(row.pk, tags, row.score, row.createdAt);
       added++;
     }
     // Not a write batch: nothing hands these vectors on (the postings read them
