@@ -235,7 +235,7 @@ export class Cairn {
     }
     this.breakers.hit("searches", contributorNo);
     const request = searchRequest(query, this.config.searchResults);
-    const notes = request.words.length > 0 ? await this.store.search(request) : [];
+    const notes = request.words.length > 0 || request.tags.length > 0 ? await this.store.search(request) : [];
     return { query, results: notes.map((note) => searchResultView(note, this.config.snipChars)) };
   }
 

@@ -37,8 +37,12 @@ function seek(ordinals: Int32Array, size: number, from: number, target: number):
  * so candidates come only from the other terms' postings, walked together in
  * ordinal order; a candidate's non-essential terms are looked up (largest
  * bound first) only while it can still reach the k-th score.
+ *
+ * With `accept`, only the notes it takes are candidates (tag words): the
+ * others are passed over as removed notes are, so the k-th score and every
+ * bound are those of the accepted notes alone.
  */
-export function rankInMemory(index: MemoryIndex, terms: string[], k: number): Ranked[] {
+export function rankInMemory(index: MemoryIndex, terms: string[], k: number, accept?: (ordinal: number) => boolean): Ranked[] {
   if (terms.length === 0 || k <= 0 || index.notes <= 0) return [];
   const averages = index.lengthSums.map((sum) => Math.max(sum / index.notes, 1e-9)) as Fields<number>;
   const lists: TermPostings[] = [];
@@ -137,6 +141,7 @@ export function rankInMemory(index: MemoryIndex, terms: string[], k: number): Ra
       }
     }
     if (!index.isLive(candidate)) continue;
+    if (accept !== undefined && !accept(candidate)) continue;
     let reachable = true;
     for (let j = firstEssential - 1; j >= 0; j--) {
       const i = order[j];

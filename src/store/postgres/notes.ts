@@ -165,7 +165,7 @@ export class PostgresNotes {
   }
 
   async search(request: SearchRequest): Promise<NoteRecord[]> {
-    if (request.words.length === 0 || request.limit <= 0) return [];
+    if ((request.words.length === 0 && request.tags.length === 0) || request.limit <= 0) return [];
     // One snapshot for the statistics, postings, vectors and rows.
     return this.db.transaction(
       async (tx) => {

@@ -10,7 +10,8 @@ import { termVector } from "../../core/search/analyzer.ts";
 import { rankInMemory } from "../../core/search/maxscore.ts";
 import type { MemoryIndex } from "../../core/search/memory-index.ts";
 import { queryTerms, resultOrder, searchNotes, type SearchRequest, type SearchSource } from "../../core/search/query.ts";
-import { TIERS, tierOf, type CorpusStats, type Ranked, type TermAt } from "../../core/search/ranking.ts";
+import { rankTopK, TIERS, tierOf, type CorpusStats, type Ranked, type TermAt } from "../../core/search/ranking.ts";
+import { rankTagged, type TaggedRanking } from "../../core/search/tagged.ts";
 import { encodeVector, readLengths, termCounts, vectorTerms } from "../../core/search/vector.ts";
 import { SqliteMemorySearch } from "./memory-search.ts";
 import { SqliteNoteTags } from "./note-tags.ts";
@@ -20,6 +21,12 @@ import { NOTE_SELECT, type NoteRow } from "./note-row.ts";
 export const DEFAULT_SEARCH_MEMORY_BYTES = 1024 * 1024 * 1024;
 /** Log rows kept: a server that has not caught up over this many index changes builds its postings again. */
 export const SEARCH_LOG_KEEP = 100_000;
+/**
+ * Tag words on the in-memory path: the tagged notes are scored one by one
+ * (a vector read from the table each) only when the postings of the words
+ * are this many times more numerous; otherwise MaxScore walks them with a filter.
+ */
+const MEMORY_DIRECT_COST = 32;
 /** The writer trims the log once per this many rows. */
 const LOG_TRIM_EVERY = 1024;
 
@@ -241,18 +248,45 @@ export class SqliteSearch implements SearchSource {
   /** The same ranking over the in-memory postings (term counts from them; typo vocabulary from the table). */
   private async searchMemory(memory: MemoryIndex, request: SearchRequest): Promise<Ranked[]> {
     if (request.words.length === 0 || request.limit <= 0) return [];
-    const source = {
+    return rankInMemory(memory, await queryTerms(this.memoryTerms(memory), request.words), request.limit);
+  }
+
+  /** Term counts from the in-memory postings, the typo vocabulary from the table. */
+  private memoryTerms(memory: MemoryIndex) {
+    return {
       tierCounts: (terms: string[]) => terms.map((term) => [memory.notesWith(term)]),
       vocabulary: (from: string, to: string) => this.vocabulary(from, to),
     };
-    return rankInMemory(memory, await queryTerms(source, request.words), request.limit);
+  }
+
+  /** The words' best notes among those carrying every tag of the request (tagged.ts), on the path search takes. */
+  private searchTagged(memory: MemoryIndex | null, request: SearchRequest): Promise<Ranked[]> {
+    const ranking: TaggedRanking = memory
+      ? {
+          terms: this.memoryTerms(memory),
+          vectors: this,
+          rankFiltered: (terms, k, accept) => rankInMemory(memory, terms, k, (ordinal) => accept(memory.keyOf(ordinal))),
+          directCost: MEMORY_DIRECT_COST,
+        }
+      : { terms: this, vectors: this, rankFiltered: (terms, k, accept) => rankTopK(this, terms, k, accept), directCost: 1 };
+    return rankTagged(ranking, request.words, this.tags.tagged(request.tags), request.limit);
   }
 
   /** The notes for a request, best first (core/search/query.ts gives the order). */
   async search(request: SearchRequest): Promise<NoteRow[]> {
+    if (request.tags.length > 0 && request.words.length === 0) return this.bestTagged(request);
     const memory = this.memory.current();
-    const ranked = memory ? await this.searchMemory(memory, request) : await searchNotes(this, request);
+    let ranked: Ranked[];
+    if (request.tags.length > 0) ranked = await this.searchTagged(memory, request);
+    else ranked = memory ? await this.searchMemory(memory, request) : await searchNotes(this, request);
     if (ranked.length === 0) return [];
     return resultOrder(ranked, this.s.rows.all(JSON.stringify(ranked.map((r) => r.key))), request.limit);
+  }
+
+  /** A query of tag words only: the best-scored notes carrying every tag (net score, then newest). */
+  private bestTagged(request: SearchRequest): NoteRow[] {
+    const keys = this.tags.best(request.tags, request.limit);
+    const rows = new Map(this.s.rows.all(JSON.stringify(keys)).map((row) => [row.pk, row]));
+    return keys.flatMap((key) => rows.get(key) ?? []);
   }
 }
