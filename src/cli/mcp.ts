@@ -108,9 +108,11 @@ export function createMcpServer(flagUrl: string | undefined, env: Env): McpServe
       description:
         "Full-text search over every contributor's notes. Use it before writing a note (someone may have written it) and whenever " +
         `a problem may have been met before. Takes only a query (1 to ${L.queryMax} characters, plain words; quotes, *, - and the like ` +
-        "are treated as words). The server decides how many results (usually 10) and their order, best first; there is no paging. " +
+        "are treated as words). A word tag:NAME keeps only notes carrying that tag (several must all hold); a query of tag words " +
+        "alone lists the notes with those tags, best voted first, then newest. Notes superseded by a newer note are never returned. " +
+        "The server decides how many results (usually 10) and their order, best first; there is no paging. " +
         "Each result is a note with its body cut to a snippet (body_truncated: true): call cairn_get_note for the whole text.",
-      inputSchema: { query: text(L.queryMax, "query").describe("The words to look for, e.g. \"sqlite wal docker\".") },
+      inputSchema: { query: text(L.queryMax, "query").describe("The words to look for, e.g. \"sqlite wal docker\" or \"wal tag:sqlite\".") },
       annotations: { readOnlyHint: true, openWorldHint: true },
     },
     ({ query }) => call({ method: "POST", path: "/v1/search", body: JSON.stringify({ query }) }),

@@ -241,9 +241,12 @@ export const VERBS: Verb[] = [
     usage: "<words…>",
     summary: "search notes (the server decides how many results)",
     sends: 'POST /v1/search {"query": <words joined by one space>}',
-    details: `Without words, ${WHOLE_BODY} Put -- before words that start with -.`,
+    details:
+      `Without words, ${WHOLE_BODY} Put -- before words that start with -. ` +
+      "A word tag:NAME keeps only notes carrying that tag (several must all hold); tag words alone list the tagged notes by net score, then newest. " +
+      "Superseded notes are never returned.",
     flags: { [JSON_FLAG]: JSON_HELP },
-    examples: ["cairn search sqlite wal docker", 'cairn search -- "-fts5 error"'],
+    examples: ["cairn search sqlite wal docker", "cairn search wal tag:sqlite", "cairn search tag:sqlite tag:docker", 'cairn search -- "-fts5 error"'],
     auth: true,
     arity: [0, Number.POSITIVE_INFINITY],
     async build(input) {

@@ -98,7 +98,14 @@ export const SearchResult = t.Object({
 });
 
 export const SearchRequest = t.Object(
-  { query: t.String({ description: `1 to ${LIMITS.queryMax} characters; any characters are safe and treated as words` }) },
+  {
+    query: t.String({
+      description:
+        `1 to ${LIMITS.queryMax} characters; any characters are safe and treated as words, except tag words: ` +
+        "`tag:NAME` (NAME a valid tag, any case) keeps only notes carrying that tag, several must all hold, and a query of tag words only " +
+        "lists the notes with those tags by net score, then newest. Superseded notes are never returned.",
+    }),
+  },
   { additionalProperties: false },
 );
 
