@@ -235,7 +235,9 @@ export class Cairn {
     }
     this.breakers.hit("searches", contributorNo);
     const request = searchRequest(query, this.config.searchResults);
-    const notes = request.words.length > 0 || request.tags.length > 0 ? await this.store.search(request) : [];
+    // A note carries at most LIMITS.tagsMax tags: more distinct tag words match nothing, and are not looked up.
+    const searchable = (request.words.length > 0 || request.tags.length > 0) && request.tags.length <= LIMITS.tagsMax;
+    const notes = searchable ? await this.store.search(request) : [];
     return { query, results: notes.map((note) => searchResultView(note, this.config.snipChars)) };
   }
 

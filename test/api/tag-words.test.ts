@@ -129,6 +129,13 @@ for (const variant of variants) describe(variant.name, () => {
     expect(await ids(tag)).toContain(wordOnly.id);
   });
 
+  test("more than 8 distinct tag words (a note carries at most 8) match nothing", async () => {
+    const tags = Array.from({ length: 8 }, () => unique("t"));
+    const full = await note({ title: `Eight tags ${unique()}`, tags });
+    expect(await ids(tags.map((tag) => `tag:${tag}`).join(" "))).toEqual([full.id]);
+    expect(await ids([...tags, unique("ninth")].map((tag) => `tag:${tag}`).join(" "))).toEqual([]);
+  });
+
   test("a tag no note carries: 200 with no results", async () => {
     expect(await ids(`tag:${unique("none")}`)).toEqual([]);
     expect(await ids(`${unique("w")} tag:${unique("none")}`)).toEqual([]);

@@ -27,11 +27,11 @@ export async function removeNoteTags(execute: Execute, pk: number): Promise<void
 /** The tags with the rarest first (counted up to TAG_COUNT_CAP), and a condition: the note carries the others. */
 async function split(execute: Execute, tags: string[]) {
   const counts = new Map<string, number>();
-  for (const tag of tags) {
+  for (const tag of tags.length > 1 ? tags : []) {
     const [row] = await execute<{ n: number }>(sql`SELECT count(*)::int AS n FROM (SELECT 1 FROM note_tags WHERE tag = ${tag} LIMIT ${TAG_COUNT_CAP}) c`);
     counts.set(tag, Number(row.n));
   }
-  const [first, ...others] = [...tags].sort((a, b) => counts.get(a)! - counts.get(b)!);
+  const [first, ...others] = tags.length > 1 ? [...tags].sort((a, b) => counts.get(a)! - counts.get(b)!) : tags;
   const carriesOthers =
     others.length === 0
       ? sql`true`

@@ -50,6 +50,7 @@ export class SqliteNoteTags {
 
   /** The tags with the rarest first (counted up to TAG_COUNT_CAP), and the others. */
   private split(tags: string[]): [string, string] {
+    if (tags.length === 1) return [tags[0], "[]"];
     const counts = new Map(tags.map((tag) => [tag, this.s.count.get(tag, TAG_COUNT_CAP)!.n]));
     const [first, ...others] = [...tags].sort((a, b) => counts.get(a)! - counts.get(b)!);
     return [first, JSON.stringify(others)];
