@@ -124,6 +124,20 @@ for (const variant of variants) describe(variant.name, () => {
     });
   });
 
+  test("the OpenAPI document states the request field, the Note's two fields and the 403/404/409 answers", async () => {
+    const doc = (await call(base, "GET", "/v1/openapi.json")).data;
+    const op = doc.paths["/v1/posts"].post;
+    expect(op.requestBody.content["application/json"].schema.properties.supersedes.description).toContain("already_superseded");
+    const note = op.responses["201"].content["application/json"].schema;
+    expect(note.required).toEqual(expect.arrayContaining(["supersedes", "superseded_by"]));
+    expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(["403", "404", "409"]));
+    const conflict = JSON.stringify(op.responses["409"].content["application/json"].schema.properties.error.properties.code);
+    expect(conflict).toContain('"duplicate_post"');
+    expect(conflict).toContain('"already_superseded"');
+    const search = doc.paths["/v1/search"].post.responses["200"].content["application/json"].schema;
+    expect(search.properties.results.items.required).toEqual(expect.arrayContaining(["supersedes", "superseded_by"]));
+  });
+
   describe("a superseded note", () => {
     test("keeps its votes and comments, and can still be voted on and commented", async () => {
       const older = await createNote(base, author.key, { title: `Voted ${unique()}` });

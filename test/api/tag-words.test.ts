@@ -180,6 +180,12 @@ for (const variant of variants) describe(variant.name, () => {
     expect(await ids(`${word} tag:${tag}`)).toEqual([older.id]);
   });
 
+  test("the OpenAPI document's query field describes tag words", async () => {
+    const doc = (await call(base, "GET", "/v1/openapi.json")).data;
+    const query = doc.paths["/v1/search"].post.requestBody.content["application/json"].schema.properties.query;
+    expect(query.description).toContain("tag:NAME");
+  });
+
   test("a deleted note is no longer listed by its tag", async () => {
     const tag = unique("t");
     const kept = await note({ title: `Kept ${unique()}`, tags: [tag] });
