@@ -127,6 +127,14 @@ export function rankInMemory(index: MemoryIndex, terms: string[], k: number, acc
       checkedAt = threshold;
       checkedUntil = until;
     }
+    if (accept !== undefined && !accept(candidate)) {
+      // Not a candidate (tag words): its essential postings are passed over unscored.
+      for (let j = firstEssential; j < m; j++) {
+        const list = lists[order[j]];
+        if (positions[order[j]] < list.size && list.ordinals[positions[order[j]]] === candidate) positions[order[j]]++;
+      }
+      continue;
+    }
     let partial = 0;
     for (let j = firstEssential; j < m; j++) {
       const i = order[j];
@@ -141,7 +149,6 @@ export function rankInMemory(index: MemoryIndex, terms: string[], k: number, acc
       }
     }
     if (!index.isLive(candidate)) continue;
-    if (accept !== undefined && !accept(candidate)) continue;
     let reachable = true;
     for (let j = firstEssential - 1; j >= 0; j--) {
       const i = order[j];

@@ -16,7 +16,7 @@ function prepare(sqlite: Database) {
     remove: sqlite.query<unknown, [number]>("DELETE FROM note_tags WHERE post_pk = ?"),
     setScore: sqlite.query<unknown, [number, number]>("UPDATE note_tags SET score = ?2 WHERE post_pk = ?1"),
     count: sqlite.query<{ n: number }, [string, number]>("SELECT count(*) AS n FROM (SELECT 1 FROM note_tags WHERE tag = ?1 LIMIT ?2)"),
-    tagged: sqlite.query<{ pk: number }, [string, string, number]>(`SELECT t.post_pk AS pk FROM note_tags t WHERE t.tag = ?1 AND ${carriesOthers}`),
+    tagged: sqlite.query<[number], [string, string, number]>(`SELECT t.post_pk FROM note_tags t WHERE t.tag = ?1 AND ${carriesOthers}`),
     best: sqlite.query<{ pk: number }, [string, string, number, number]>(
       `SELECT t.post_pk AS pk FROM note_tags t INDEXED BY note_tags_order WHERE t.tag = ?1 AND ${carriesOthers}
         ORDER BY t.score DESC, t.created_at DESC, t.post_pk DESC LIMIT ?4`,
@@ -59,7 +59,8 @@ export class SqliteNoteTags {
   /** Keys of the searchable notes carrying every tag (distinct, lower-case). */
   tagged(tags: string[]): number[] {
     const [first, others] = this.split(tags);
-    return this.s.tagged.all(first, others, tags.length - 1).map((row) => row.pk);
+    // As arrays, not objects: a common tag has many thousand notes.
+    return this.s.tagged.values(first, others, tags.length - 1).map((row) => row[0] as number);
   }
 
   /** Keys of the best `limit` searchable notes carrying every tag: net score, then newest, then key. */

@@ -26,7 +26,7 @@ export const SEARCH_LOG_KEEP = 100_000;
  * (a vector read from the table each) only when the postings of the words
  * are this many times more numerous; otherwise MaxScore walks them with a filter.
  */
-const MEMORY_DIRECT_COST = 32;
+const MEMORY_DIRECT_COST = 512;
 /** The writer trims the log once per this many rows. */
 const LOG_TRIM_EVERY = 1024;
 
