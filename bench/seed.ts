@@ -701,6 +701,7 @@ async function main() {
         const later = () => Math.min(now, createdAt + Math.floor(-Math.log(1 - rng.next()) * 2 * 86_400_000));
         insertNote.run(pk, id, author, note.title, note.body, JSON.stringify(note.tags), score, commentCount, createdAt);
         store.searchIndex.add({ pk, title: note.title, tags: note.tags, body: note.body });
+        store.searchIndex.tags.add(pk, note.tags, score, createdAt);
         for (let v = 0; v < sortedVoters.length; v++) insertVote.run(pk, sortedVoters[v], values[v], later());
         const times = Array.from({ length: commentCount }, later).sort((a, b) => a - b);
         for (const at of times) {

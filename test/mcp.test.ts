@@ -75,6 +75,8 @@ describe("tools", () => {
     expect(props("cairn_vote").vote.enum).toEqual(["up", "down", "none"]);
     expect(byName.cairn_post_note.description).toContain("409");
     expect(byName.cairn_post_note.description).toContain("429");
+    expect(byName.cairn_post_note.description).toContain("already_superseded");
+    expect(props("cairn_post_note").supersedes.type).toBe("string");
     expect(byName.cairn_search.description).toContain("only a query");
   });
 
@@ -122,6 +124,21 @@ describe("tools", () => {
     const [json, hint] = textOf(second).split("\n");
     expect(JSON.parse(json).error).toMatchObject({ code: "duplicate_post", post_id: first.id });
     expect(hint).toContain("Do not retry");
+  });
+
+  test("cairn_post_note takes supersedes: the old note names the new one; a second supersede is a tool error naming the winner", async () => {
+    // A third contributor: the others' posts count toward POSTS_PER_HOUR (3) in the tests around this one.
+    const third = await register(server.url);
+    const other = await connect({ CAIRN_URL: server.url, CAIRN_API_KEY: third.key });
+    const old = ok(await other.callTool({ name: "cairn_post_note", arguments: { title: "Old way", body: "Do it the old way." } }));
+    const replacement = ok(await other.callTool({ name: "cairn_post_note", arguments: { title: "New way", body: "Do it the new way.", supersedes: old.id } }));
+    expect(replacement.supersedes).toBe(old.id);
+    expect(ok(await other.callTool({ name: "cairn_get_note", arguments: { id: old.id } })).superseded_by).toBe(replacement.id);
+    const again = await other.callTool({ name: "cairn_post_note", arguments: { title: "Newer way", body: "Another way.", supersedes: old.id } });
+    expect(again.isError).toBe(true);
+    const [json, hint] = textOf(again).split("\n");
+    expect(JSON.parse(json).error).toMatchObject({ code: "already_superseded", post_id: replacement.id });
+    expect(hint).toContain("Supersede that note instead");
   });
 
   test("past the hourly breaker: a tool error with the wait", async () => {

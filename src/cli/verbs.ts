@@ -127,22 +127,27 @@ export const VERBS: Verb[] = [
   },
   {
     name: "post",
-    usage: "--title T (--body B | --body-file F) [--tag X]...",
-    summary: "create a note",
-    sends: 'POST /v1/posts {"title", "body", "tags"?}',
+    usage: "--title T (--body B | --body-file F) [--tag X]... [--supersedes ID]",
+    summary: "create a note (optionally replacing one of yours)",
+    sends: 'POST /v1/posts {"title", "body", "tags"?, "supersedes"?}',
     details:
-`With --title and --body/--body-file the client builds the body; otherwise ${WHOLE_BODY}`,
+`With --title and --body/--body-file the client builds the body; otherwise ${WHOLE_BODY} ` +
+      "With --supersedes ID the new note replaces your older note ID: that one stays readable by id with its votes and comments, " +
+      "says which note superseded it, and no longer appears in search. A note superseded already answers 409 already_superseded " +
+      "with error.post_id naming the note that replaced it: supersede that one instead.",
     flags: {
       "--title T": "the note's title",
       "--body B": "the note's text",
       "--body-file F": "read the note's text from file F (- for stdin), sent as is",
       "--tag X": "a tag (repeatable)",
       "--tags A,B": "comma-separated tags",
+      "--supersedes ID": "the id of one of your notes that this note replaces",
       [JSON_FLAG]: JSON_HELP,
       [IDEMPOTENCY_FLAG]: IDEMPOTENCY_HELP,
     },
     examples: [
       'cairn post --title "SQLite WAL needs shared memory" --body-file note.md --tag sqlite --tag docker',
+      'cairn post --title "SQLite WAL works on Docker volumes since 3.46" --body-file note.md --supersedes 0192f3c4-5d6e-7f80-9a1b-2c3d4e5f6a7b',
       'echo \'{"title":"T","body":"B","tags":["x"]}\' | cairn post',
       'cairn post --title T --body B --idempotency-key "$(uuidgen)"   # safe to repeat after a timeout',
     ],
@@ -153,13 +158,18 @@ export const VERBS: Verb[] = [
       const tags = [...input.all("tag"), ...input.all("tags").flatMap((list) => list.split(","))]
         .map((tag) => tag.trim())
         .filter((tag) => tag !== "");
+      const supersedes = input.one("supersedes");
       const building =
-        title !== undefined || input.one("body") !== undefined || input.one("body-file") !== undefined || input.all("tag").length + input.all("tags").length > 0;
+        title !== undefined ||
+        input.one("body") !== undefined ||
+        input.one("body-file") !== undefined ||
+        input.all("tag").length + input.all("tags").length > 0 ||
+        supersedes !== undefined;
       if (!building) return { method: "POST", path: "/v1/posts", body: await rawBody(input, "give --title and --body (or --body-file), or a JSON body with --json or on stdin") };
-      noJson(input, "--title/--body/--tag");
+      noJson(input, "--title/--body/--tag/--supersedes");
       const body = await bodyText(input);
       if (title === undefined || body === undefined) throw new UsageError("a note needs --title and --body (or --body-file)", input.verb);
-      return { method: "POST", path: "/v1/posts", body: JSON.stringify(tags.length ? { title, body, tags } : { title, body }) };
+      return { method: "POST", path: "/v1/posts", body: JSON.stringify({ title, body, ...(tags.length ? { tags } : {}), ...(supersedes !== undefined ? { supersedes } : {}) }) };
     }),
   },
   {
@@ -249,9 +259,12 @@ export const VERBS: Verb[] = [
     usage: "<words…>",
     summary: "search notes (the server decides how many results)",
     sends: 'POST /v1/search {"query": <words joined by one space>}',
-    details: `Without words, ${WHOLE_BODY} Put -- before words that start with -.`,
+    details:
+      `Without words, ${WHOLE_BODY} Put -- before words that start with -. ` +
+      "A word tag:NAME keeps only notes carrying that tag (several must all hold); tag words alone list the tagged notes by net score, then newest. " +
+      "Superseded notes are never returned.",
     flags: { [JSON_FLAG]: JSON_HELP },
-    examples: ["cairn search sqlite wal docker", 'cairn search -- "-fts5 error"'],
+    examples: ["cairn search sqlite wal docker", "cairn search wal tag:sqlite", "cairn search tag:sqlite tag:docker", 'cairn search -- "-fts5 error"'],
     auth: true,
     arity: [0, Number.POSITIVE_INFINITY],
     async build(input) {

@@ -31,9 +31,8 @@ export function ownNoteView(note: OwnNoteRecord) {
     tags: note.tags,
     score: note.score,
     comment_count: note.commentCount,
-    // MERGE(issue-21): read supersedes / superseded_by from the note once its columns exist; null until then.
-    supersedes: null as string | null,
-    superseded_by: null as string | null,
+    supersedes: note.supersedes,
+    superseded_by: note.supersededBy,
     created_at: iso(note.createdAt),
   };
 }

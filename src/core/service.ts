@@ -1,6 +1,6 @@
 // Cairn's rules, independent of HTTP and SQL: every route calls one method here.
 import type { Config } from "../config.ts";
-import type { Store } from "../store/types.ts";
+import type { Store, SupersedeRefusal } from "../store/types.ts";
 import { AddressThrottle } from "./address-throttle.ts";
 import { Breakers } from "./breakers.ts";
 import { AppError, invalid, noteNotFound, unauthorized } from "./errors.ts";
@@ -37,7 +37,7 @@ const sameTags = (a: string[], b: string[]) => {
 };
 
 /** What POST /v1/posts answers for the store's outcome (a duplicate is the 409). */
-function createdNote(created: NoteRecord | { duplicateOf: string }) {
+function createdNote(created: NoteRecord | { duplicateOf: string } | SupersedeRefusal) {
   if ("duplicateOf" in created) {
     throw new AppError(
       "duplicate_post",
@@ -46,7 +46,24 @@ function createdNote(created: NoteRecord | { duplicateOf: string }) {
       created.duplicateOf,
     );
   }
+  if (!("id" in created)) throw supersedeRefused(created);
   return noteView(created);
+}
+
+/** The contract's error for a note whose `supersedes` was refused (after the duplicate check). */
+function supersedeRefused(refusal: SupersedeRefusal): AppError {
+  if ("alreadySupersededBy" in refusal) {
+    return new AppError(
+      "already_superseded",
+      "The note in `supersedes` was superseded already, by the note whose id is in `post_id`; nothing was stored. Supersede that note instead.",
+      undefined,
+      refusal.alreadySupersededBy,
+    );
+  }
+  if ("supersedeForbidden" in refusal) {
+    return new AppError("forbidden", "`supersedes` names another contributor's note; you can supersede only your own notes. Retrying will not help.");
+  }
+  return new AppError("not_found", "No note has the id in `supersedes`. Check the id; deleted notes cannot be superseded. Nothing was stored.");
 }
 
 export class Cairn {
@@ -175,11 +192,12 @@ export class Cairn {
     };
   }
 
-  async createNote(contributorNo: number, input: { title: string; body: string; tags?: string[] }, slot?: AnswerSlot) {
+  async createNote(contributorNo: number, input: { title: string; body: string; tags?: string[]; supersedes?: string | null }, slot?: AnswerSlot) {
     const note = normaliseNote(input);
+    const supersedes = input.supersedes == null ? null : parseNoteId(input.supersedes, "`supersedes`");
     this.breakers.hit("posts", contributorNo);
     const created = await this.store.createNote(
-      { id: uuidv7(), contributorNo, ...note, createdAt: this.now() },
+      { id: uuidv7(), contributorNo, ...note, createdAt: this.now(), supersedes },
       (latest) => latest.title === note.title && latest.body === note.body && sameTags(latest.tags, note.tags),
       completionFor(slot, createdNote, (created) => ("id" in created ? created.id : null)),
     );
@@ -300,7 +318,9 @@ export class Cairn {
     }
     this.breakers.hit("searches", contributorNo);
     const request = searchRequest(query, this.config.searchResults);
-    const notes = request.words.length > 0 ? await this.store.search(request) : [];
+    // A note carries at most LIMITS.tagsMax tags: more distinct tag words match nothing, and are not looked up.
+    const searchable = (request.words.length > 0 || request.tags.length > 0) && request.tags.length <= LIMITS.tagsMax;
+    const notes = searchable ? await this.store.search(request) : [];
     return { query, results: notes.map((note) => searchResultView(note, this.config.snipChars)) };
   }
 

@@ -131,7 +131,7 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
       {
         body: S.NoteRequest,
         headers: S.IdempotencyHeaders,
-        response: { 201: S.Note, 409: S.DuplicateOrInProgressErrorBody, ...S.idempotentErrors, ...S.keyedErrors },
+        response: { 201: S.Note, 403: S.ErrorBody, 404: S.ErrorBody, 409: S.PostConflictErrorBody, ...S.idempotentErrors, ...S.keyedErrors },
         detail: { summary: "Create a note", tags: ["notes"] },
       },
     )
@@ -365,7 +365,8 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
     try {
       const note = await cairn.publicNote(id);
       const { comments } = await cairn.comments(id);
-      return notePageResponse(note, comments, `${baseUrl(request)}/v1/public/posts/${note.id}`);
+      const noteUrl = (noteId: string) => `${baseUrl(request)}/v1/public/posts/${noteId}`;
+      return notePageResponse(note, comments, noteUrl(note.id), note.superseded_by === null ? undefined : noteUrl(note.superseded_by));
     } catch (error) {
       if (error instanceof AppError && (error.code === "not_found" || error.code === "invalid_request")) {
         return missingNotePageResponse(STATUS[error.code], error.message);

@@ -7,6 +7,7 @@ export const STATUS: Record<ErrorCode, number> = {
   forbidden: 403,
   not_found: 404,
   duplicate_post: 409,
+  already_superseded: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,

@@ -51,8 +51,8 @@ const TABLES: TableSpec[] = [
   {
     name: "posts",
     key: ["pk"],
-    columns: ["pk", "id", "contributor_no", "title", "body", "tags", "score", "comment_count", "created_at"],
-    types: ["bigint", "text", "int", "text", "text", "jsonb", "int", "int", "bigint"],
+    columns: ["pk", "id", "contributor_no", "title", "body", "tags", "score", "comment_count", "created_at", "supersedes", "superseded_by"],
+    types: ["bigint", "text", "int", "text", "text", "jsonb", "int", "int", "bigint", "text", "text"],
     identity: "pk",
   },
   {
@@ -90,7 +90,7 @@ const TABLES: TableSpec[] = [
   },
 ];
 
-const SEARCH_TABLES = ["search_postings", "search_vectors", "search_terms", "search_totals"];
+const SEARCH_TABLES = ["search_postings", "search_vectors", "search_terms", "search_totals", "note_tags"];
 const CAIRN_TABLES = new Set([...TABLES.map((t) => t.name), ...SEARCH_TABLES, "__drizzle_migrations"]);
 
 type Row = Record<string, unknown>;
@@ -197,6 +197,10 @@ export async function copySqliteToPostgres(dataDir: string, url: string): Promis
         }
       }
       await tx.unsafe("INSERT INTO search_terms (term, tier, notes) SELECT term, tier, count(*) FROM search_postings GROUP BY term, tier");
+      // The tags of the searchable notes (superseded ones are kept out, as the engine keeps them).
+      await tx.unsafe(
+        "INSERT INTO note_tags (tag, post_pk, score, created_at) SELECT DISTINCT t.tag, p.pk, p.score, p.created_at FROM posts p, unnest(p.tags) AS t(tag) WHERE p.superseded_by IS NULL",
+      );
       for (let shard = 0; shard < TOTALS_SHARDS; shard++) {
         const [notes, title, tags, body] = totals[shard];
         if (notes === 0) continue;
@@ -253,7 +257,11 @@ export async function copySqliteToPostgres(dataDir: string, url: string): Promis
 async function indexBatch(tx: SQL, batch: Row[], totals: number[][]): Promise<number> {
   const postings: [string, number, number][] = [];
   const vectors: [number, string][] = [];
+  let indexed = 0;
   for (const row of batch) {
+    // Superseded notes stay out of the search index (docs/design.md, "Superseding").
+    if (row.superseded_by !== null && row.superseded_by !== undefined) continue;
+    indexed++;
     const pk = Number(row.pk);
     const vector = termVector(row.title as string, JSON.parse(row.tags as string) as string[], row.body as string);
     for (const [term, counts] of vector.counts) postings.push([term, tierOf(counts, vector.lengths), pk]);
@@ -269,5 +277,5 @@ async function indexBatch(tx: SQL, batch: Row[], totals: number[][]): Promise<nu
     );
   }
   await tx.unsafe("INSERT INTO search_vectors (pk, vector) SELECT (e ->> 0)::bigint, e ->> 1 FROM jsonb_array_elements($1::text::jsonb) e", [JSON.stringify(vectors)]);
-  return batch.length;
+  return indexed;
 }

@@ -11,6 +11,10 @@ export interface NoteRecord {
   score: number;
   commentCount: number;
   createdAt: number;
+  /** The id of the older note this one replaces, or null. */
+  supersedes: string | null;
+  /** The id of the newer note that replaced this one, or null. */
+  supersededBy: string | null;
 }
 
 export interface CommentRecord {
@@ -39,7 +43,16 @@ export interface NewNote {
   body: string;
   tags: string[];
   createdAt: number;
+  /** The id (lower-case) of one of the author's notes that this one replaces. */
+  supersedes?: string | null;
 }
+
+/**
+ * Why a note that supersedes another was not stored (after the duplicate
+ * check): the target does not exist, is another contributor's note, or was
+ * superseded already (by the note named).
+ */
+export type SupersedeRefusal = { supersedeMissing: true } | { supersedeForbidden: true } | { alreadySupersededBy: string };
 
 /** -1 down, 1 up, 0 no vote. */
 export type VoteValue = -1 | 0 | 1;
@@ -102,6 +115,8 @@ export interface OwnNoteRecord {
   tags: string[];
   score: number;
   commentCount: number;
+  supersedes: string | null;
+  supersededBy: string | null;
   createdAt: number;
 }
 
@@ -219,14 +234,21 @@ export interface Store {
    * Inserts the note unless `isDuplicate` says it repeats the author's latest
    * existing note; the check and the insert are one atomic step. A duplicate
    * answers the latest note's id, so the caller can be told which note it repeats.
+   * With `note.supersedes`, the older note is checked (the author's, not yet
+   * superseded) and marked in the same step, and leaves the search index;
+   * two notes racing to supersede one: one wins, the other is refused.
    */
   createNote(
     note: NewNote,
     isDuplicate: (latest: { title: string; body: string; tags: string[] }) => boolean,
-    completion?: IdempotencyCompletion<NoteRecord | { duplicateOf: string }>,
-  ): Promise<NoteRecord | { duplicateOf: string }>;
+    completion?: IdempotencyCompletion<NoteRecord | { duplicateOf: string } | SupersedeRefusal>,
+  ): Promise<NoteRecord | { duplicateOf: string } | SupersedeRefusal>;
   getNote(id: string): Promise<NoteRecord | null>;
-  /** Hard delete with comments, votes and the search entry, in one transaction. */
+  /**
+   * Hard delete with comments, votes and the search entry, in one transaction.
+   * A note it superseded goes back into search; a note that superseded it no
+   * longer names it.
+   */
   deleteNote(id: string, contributorNo: number): Promise<DeleteOutcome>;
 
   /** The newest `limit` comments, oldest first, and how many the note has in all; null when the note does not exist. */

@@ -37,8 +37,12 @@ function seek(ordinals: Int32Array, size: number, from: number, target: number):
  * so candidates come only from the other terms' postings, walked together in
  * ordinal order; a candidate's non-essential terms are looked up (largest
  * bound first) only while it can still reach the k-th score.
+ *
+ * With `accept`, only the notes it takes are candidates (tag words): the
+ * others are passed over as removed notes are, so the k-th score and every
+ * bound are those of the accepted notes alone.
  */
-export function rankInMemory(index: MemoryIndex, terms: string[], k: number): Ranked[] {
+export function rankInMemory(index: MemoryIndex, terms: string[], k: number, accept?: (ordinal: number) => boolean): Ranked[] {
   if (terms.length === 0 || k <= 0 || index.notes <= 0) return [];
   const averages = index.lengthSums.map((sum) => Math.max(sum / index.notes, 1e-9)) as Fields<number>;
   const lists: TermPostings[] = [];
@@ -122,6 +126,14 @@ export function rankInMemory(index: MemoryIndex, terms: string[], k: number): Ra
       }
       checkedAt = threshold;
       checkedUntil = until;
+    }
+    if (accept !== undefined && !accept(candidate)) {
+      // Not a candidate (tag words): its essential postings are passed over unscored.
+      for (let j = firstEssential; j < m; j++) {
+        const list = lists[order[j]];
+        if (positions[order[j]] < list.size && list.ordinals[positions[order[j]]] === candidate) positions[order[j]]++;
+      }
+      continue;
     }
     let partial = 0;
     for (let j = firstEssential; j < m; j++) {

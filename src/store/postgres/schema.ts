@@ -13,6 +13,7 @@ import {
   primaryKey,
   smallint,
   text,
+  uniqueIndex,
 } from "drizzle-orm/pg-core";
 
 const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({ dataType: () => "bytea" });
@@ -63,8 +64,34 @@ export const posts = pgTable(
     score: integer("score").notNull().default(0),
     commentCount: integer("comment_count").notNull().default(0),
     createdAt: millis("created_at").notNull(),
+    /** The id of the author's older note this one replaces (docs/design.md, "Superseding"). */
+    supersedes: text("supersedes"),
+    /** The id of the newer note that replaced this one; such a note is kept out of the search index. */
+    supersededBy: text("superseded_by"),
   },
-  (table) => [index("posts_contributor_pk").on(table.contributorNo, table.pk)],
+  (table) => [
+    index("posts_contributor_pk").on(table.contributorNo, table.pk),
+    // A note is superseded by one note at most: two racing supersedes cannot both commit.
+    uniqueIndex("posts_supersedes_unique").on(table.supersedes),
+  ],
+);
+
+/** The tags of every searchable (not superseded) note, with its net score and time: as on SQLite (see there). */
+export const noteTags = pgTable(
+  "note_tags",
+  {
+    tag: text("tag").notNull(),
+    postPk: bigint("post_pk", { mode: "number" })
+      .notNull()
+      .references(() => posts.pk, { onDelete: "cascade" }),
+    score: integer("score").notNull(),
+    createdAt: millis("created_at").notNull(),
+  },
+  (table) => [
+    primaryKey({ columns: [table.tag, table.postPk] }),
+    index("note_tags_order").on(table.tag, table.score, table.createdAt, table.postPk),
+    index("note_tags_post").on(table.postPk),
+  ],
 );
 
 // Search (src/store/postgres/search.ts): the same index the SQLite engine keeps

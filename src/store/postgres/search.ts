@@ -14,7 +14,9 @@
 import { sql, type SQL } from "drizzle-orm";
 import { termVector } from "../../core/search/analyzer.ts";
 import { resultOrder, searchNotes, type SearchRequest, type SearchSource } from "../../core/search/query.ts";
-import { TIERS, tierOf, type CorpusStats, type TermAt } from "../../core/search/ranking.ts";
+import { rankTopK, TIERS, tierOf, type CorpusStats, type TermAt } from "../../core/search/ranking.ts";
+import { rankTagged } from "../../core/search/tagged.ts";
+import { bestTagged, taggedNotes } from "./note-tags.ts";
 import { encodeVector, readLengths } from "../../core/search/vector.ts";
 
 /** Rows of search_totals: a write adds to the row of its note's pk % TOTALS_SHARDS. */
@@ -153,7 +155,21 @@ export class PostgresSearchSource implements SearchSource {
     request: SearchRequest,
     rowsOf: (pks: number[]) => Promise<T[]>,
   ): Promise<T[]> {
-    const ranked = await searchNotes(this, request);
+    if (request.tags.length > 0 && request.words.length === 0) {
+      // Tag words only: the best-scored notes carrying every tag (net score, then newest).
+      const pks = await bestTagged(this.execute, request.tags, request.limit);
+      const rows = new Map((pks.length > 0 ? await rowsOf(pks) : []).map((row) => [Number(row.pk), row]));
+      return pks.flatMap((pk) => rows.get(pk) ?? []);
+    }
+    const ranked =
+      request.tags.length > 0
+        ? await rankTagged(
+            { terms: this, vectors: this, rankFiltered: (terms, k, accept) => rankTopK(this, terms, k, accept), directCost: 1 },
+            request.words,
+            await taggedNotes(this.execute, request.tags),
+            request.limit,
+          )
+        : await searchNotes(this, request);
     if (ranked.length === 0) return [];
     return resultOrder(ranked, await rowsOf(ranked.map((r) => r.key)), request.limit);
   }

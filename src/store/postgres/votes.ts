@@ -4,7 +4,7 @@ import { and, eq, sql } from "drizzle-orm";
 import type { IdempotencyCompletion, VoteOutcome, VoteValue } from "../types.ts";
 import { answered } from "./idempotency.ts";
 import type { Db } from "./connection.ts";
-import { posts, votes } from "./schema.ts";
+import { noteTags, posts, votes } from "./schema.ts";
 
 export class PostgresVotes {
   constructor(private readonly db: Db) {}
@@ -35,6 +35,7 @@ export class PostgresVotes {
         .set({ score: sql`${posts.score} + ${value - previous}` })
         .where(eq(posts.pk, note.pk))
         .returning({ score: posts.score });
+      await tx.update(noteTags).set({ score }).where(eq(noteTags.postPk, note.pk));
       return answered(tx, completion, { kind: "ok", score, value });
     });
   }

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { blob, check, index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { blob, check, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 export const contributors = sqliteTable(
   "contributors",
@@ -32,8 +32,38 @@ export const posts = sqliteTable(
     score: integer("score").notNull().default(0),
     commentCount: integer("comment_count").notNull().default(0),
     createdAt: integer("created_at").notNull(),
+    /** The id of the author's older note this one replaces (docs/design.md, "Superseding"). */
+    supersedes: text("supersedes"),
+    /** The id of the newer note that replaced this one; such a note is kept out of the search index. */
+    supersededBy: text("superseded_by"),
   },
-  (table) => [index("posts_contributor_pk").on(table.contributorNo, table.pk)],
+  (table) => [
+    index("posts_contributor_pk").on(table.contributorNo, table.pk),
+    // A note is superseded by one note at most: two racing supersedes cannot both commit.
+    uniqueIndex("posts_supersedes_unique").on(table.supersedes),
+  ],
+);
+
+/**
+ * The tags of every searchable (not superseded) note, with its net score and
+ * time copied in, so that a search of tag words alone walks one index in the
+ * contract's order (net score, then newest) and stops after the first page.
+ */
+export const noteTags = sqliteTable(
+  "note_tags",
+  {
+    tag: text("tag").notNull(),
+    postPk: integer("post_pk")
+      .notNull()
+      .references(() => posts.pk, { onDelete: "cascade" }),
+    score: integer("score").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (table) => [
+    primaryKey({ columns: [table.tag, table.postPk] }),
+    index("note_tags_order").on(table.tag, table.score, table.createdAt, table.postPk),
+    index("note_tags_post").on(table.postPk),
+  ],
 );
 
 export const comments = sqliteTable(

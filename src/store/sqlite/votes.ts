@@ -67,6 +67,7 @@ export class SqliteVotes {
     if (value === 0) this.statements().delete.run(key);
     else this.statements().upsert.run({ ...key, value, at });
     const { score } = this.statements().addScore.get({ ...key, delta: value - previous })!;
+    this.notes.scored(note.pk, score);
     return { kind: "ok", score, value };
   }
 }
