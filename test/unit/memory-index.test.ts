@@ -42,7 +42,7 @@ function exhaustive(live: Map<number, string>, terms: string[], k: number): { ke
 
 const cases = [
   { name: "small corpora", minOps: 1, maxOps: 80, runs: 300 },
-  // Lists of several blocks (64 postings each), so block-max skipping is exercised.
+  // Lists of several blocks (128 postings each), so block skips are exercised.
   { name: "corpora of several blocks per term", minOps: 600, maxOps: 1500, runs: 25 },
 ];
 
