@@ -6,6 +6,9 @@ import type { Fields } from "./analyzer.ts";
 import { PostingCursor, type MemoryIndex, type TermPostings } from "./memory-index.ts";
 import { BM25F, idf, saturate, SLACK, TopK, weightedFrequencyOf, type Ranked } from "./ranking.ts";
 
+/** Candidates are looked up one by one while they are fewer than a term's postings divided by this; else the term's postings are read whole. */
+const DENSE = 8;
+
 /** The `k` largest values offered (ties included), kept sorted; `floor` is the k-th (-Infinity until k were offered). */
 class Best {
   private readonly values: Float64Array;
@@ -44,7 +47,8 @@ class Best {
  * Adds each posting's share of `list` to its note's accumulator (term at a
  * time); notes first touched are listed in `touched` from `count` on. Every
  * live, accepted note's new partial score is offered to `best`. Returns the new
- * count of touched notes.
+ * count of touched notes. With `onlyHeld`, only notes whose accumulator is
+ * positive (the candidates left) are added to, and nothing is offered.
  */
 function accumulate(
   index: MemoryIndex,
@@ -56,6 +60,7 @@ function accumulate(
   count: number,
   best: Best,
   accept: ((ordinal: number) => boolean) | undefined,
+  onlyHeld: boolean,
 ): number {
   const data = list.data;
   const end = list.length;
@@ -84,8 +89,10 @@ function accumulate(
     }
     ordinal += v >>> 2;
     const code = v & 3;
+    const before = accumulators[ordinal];
     let weighted: number;
     if (code !== 3) {
+      if (onlyHeld && !(before > 0)) continue;
       // The body-only case inline: the same operations as weightedFrequencyOf with zero title and tags counts.
       weighted = 0 + (bodyWeight * (code + 1)) / (1 - bodyB + (bodyB * lengths[3 * ordinal + 2]) / bodyAverage);
     } else {
@@ -126,14 +133,15 @@ function accumulate(
           } while (byte >= 128);
         }
       }
+      if (onlyHeld && !(before > 0)) continue;
       const o = 3 * ordinal;
       weighted = weightedFrequencyOf(title, tags, w >>> 1, lengths[o], lengths[o + 1], lengths[o + 2], averages);
     }
     const share = weight * ((weighted * (k1 + 1)) / (weighted + k1));
-    const before = accumulators[ordinal];
-    if (before === 0) touched[n++] = ordinal;
     const after = before + share;
     accumulators[ordinal] = after;
+    if (onlyHeld) continue;
+    if (before === 0) touched[n++] = ordinal;
     if (after > floor && live[ordinal] === 1 && (accept === undefined || accept(ordinal))) {
       best.offer(after);
       floor = best.floor;
@@ -185,7 +193,6 @@ export function rankInMemory(index: MemoryIndex, terms: string[], k: number, acc
   const { accumulators, touched } = index.scratch();
   const best = new Best(k);
   let threshold = -Infinity;
-  const excluded = (bound: number) => threshold >= bound * SLACK;
   let count = 0;
   try {
     // Term at a time while a note not yet touched could still enter.
@@ -193,34 +200,40 @@ export function rankInMemory(index: MemoryIndex, terms: string[], k: number, acc
     for (;;) {
       const i = order[j];
       best.reset();
-      count = accumulate(index, lists[i], weights[i], averages, accumulators, touched, count, best, accept);
+      count = accumulate(index, lists[i], weights[i], averages, accumulators, touched, count, best, accept, false);
       if (best.floor > threshold) threshold = best.floor;
-      if (j === m - 1 || excluded(left[j])) break;
+      if (j === m - 1 || threshold >= left[j] * SLACK) break;
       j++;
     }
-    // The touched notes that can still enter (j: the last term added whole), by ordinal.
-    let candidates = canEnter(index, touched, count, accumulators, (partial) => !excluded(partial + left[j]), accept);
-    // The terms left, looked up for the candidates alone.
+    // The touched notes that can still enter (j: the last term added whole), by ordinal;
+    // the others' accumulators are set to -Infinity (never added to again).
+    let candidates = canEnter(index, touched, count, accumulators, threshold, left[j], accept);
+    // The terms left, added for the candidates alone: looked up one by one
+    // (skipping whole blocks) when they are few beside the term's postings,
+    // else in one pass over the postings.
     for (j++; j < m && candidates.length > 0; j++) {
       const i = order[j];
-      const cursor = new PostingCursor(lists[i]);
-      const share = sharer(index, weights[i], averages, cursor);
-      best.reset();
-      for (let c = 0; c < candidates.length; c++) {
-        const ordinal = candidates[c];
-        let partial = accumulators[ordinal];
-        if (cursor.seek(ordinal)) {
-          partial += share(ordinal);
-          accumulators[ordinal] = partial;
+      const list = lists[i];
+      if (candidates.length * DENSE < list.size) {
+        const cursor = new PostingCursor(list);
+        const share = sharer(index, weights[i], averages, cursor);
+        for (let c = 0; c < candidates.length; c++) {
+          const ordinal = candidates[c];
+          if (cursor.seek(ordinal)) accumulators[ordinal] += share(ordinal);
         }
-        best.offer(partial);
+      } else {
+        accumulate(index, list, weights[i], averages, accumulators, touched, count, best, accept, true);
       }
+      best.reset();
+      for (let c = 0; c < candidates.length; c++) best.offer(accumulators[candidates[c]]);
       if (best.floor > threshold) threshold = best.floor;
       // Drop those the bounds left cannot lift to the k-th partial score.
+      const floor = left[j];
       let kept = 0;
       for (let c = 0; c < candidates.length; c++) {
         const ordinal = candidates[c];
-        if (!excluded(accumulators[ordinal] + left[j])) candidates[kept++] = ordinal;
+        if (threshold < (accumulators[ordinal] + floor) * SLACK) candidates[kept++] = ordinal;
+        else accumulators[ordinal] = -Infinity;
       }
       candidates = candidates.subarray(0, kept);
     }
@@ -231,32 +244,38 @@ export function rankInMemory(index: MemoryIndex, terms: string[], k: number, acc
 }
 
 /**
- * The live, accepted notes among the `count` touched whose partial score
- * passes `keep`, in ascending ordinal order (sorted when few, else found by
- * one scan over the accumulators).
+ * The live, accepted notes among the `count` touched that can still reach
+ * `threshold` with `left` more, in ascending ordinal order (sorted when few,
+ * else found by one scan over the accumulators); the others' accumulators
+ * become -Infinity.
  */
 function canEnter(
   index: MemoryIndex,
   touched: Int32Array,
   count: number,
   accumulators: Float64Array,
-  keep: (partial: number) => boolean,
+  threshold: number,
+  left: number,
   accept: ((ordinal: number) => boolean) | undefined,
 ): Int32Array {
   const live = index.liveFlags;
-  const pool = new Int32Array(count);
   let kept = 0;
   for (let t = 0; t < count; t++) {
     const ordinal = touched[t];
-    if (live[ordinal] === 1 && keep(accumulators[ordinal]) && (accept === undefined || accept(ordinal))) pool[kept++] = ordinal;
+    if (threshold < (accumulators[ordinal] + left) * SLACK && live[ordinal] === 1 && (accept === undefined || accept(ordinal))) kept++;
+    else accumulators[ordinal] = -Infinity;
   }
-  if (kept * 16 < index.ordinals) return pool.subarray(0, kept).sort();
+  const pool = new Int32Array(kept);
   kept = 0;
-  for (let ordinal = 0, end = index.ordinals; ordinal < end; ordinal++) {
-    const partial = accumulators[ordinal];
-    if (partial !== 0 && live[ordinal] === 1 && keep(partial) && (accept === undefined || accept(ordinal))) pool[kept++] = ordinal;
+  if (pool.length * 16 < index.ordinals) {
+    for (let t = 0; t < count; t++) {
+      const ordinal = touched[t];
+      if (accumulators[ordinal] > 0) pool[kept++] = ordinal;
+    }
+    return pool.sort();
   }
-  return pool.subarray(0, kept);
+  for (let ordinal = 0, end = index.ordinals; ordinal < end; ordinal++) if (accumulators[ordinal] > 0) pool[kept++] = ordinal;
+  return pool;
 }
 
 /** A term's share in the note at the cursor (its current posting). */
