@@ -190,7 +190,7 @@ export function rankInMemory(index: MemoryIndex, terms: string[], k: number, acc
   const left = new Float64Array(m);
   for (let j = m - 2; j >= 0; j--) left[j] = left[j + 1] + bounds[order[j + 1]];
 
-  const { accumulators, touched } = index.scratch();
+  const { accumulators, touched, candidates: room } = index.scratch();
   const best = new Best(k);
   let threshold = -Infinity;
   let count = 0;
@@ -207,7 +207,7 @@ export function rankInMemory(index: MemoryIndex, terms: string[], k: number, acc
     }
     // The touched notes that can still enter (j: the last term added whole), by ordinal;
     // the others' accumulators are set to -Infinity (never added to again).
-    let candidates = canEnter(index, touched, count, accumulators, threshold, left[j], accept);
+    let candidates = canEnter(index, touched, count, accumulators, threshold, left[j], accept, room);
     // The terms left, added for the candidates alone: looked up one by one
     // (skipping whole blocks) when they are few beside the term's postings,
     // else in one pass over the postings.
@@ -257,6 +257,7 @@ function canEnter(
   threshold: number,
   left: number,
   accept: ((ordinal: number) => boolean) | undefined,
+  room: Int32Array,
 ): Int32Array {
   const live = index.liveFlags;
   let kept = 0;
@@ -265,7 +266,7 @@ function canEnter(
     if (threshold < (accumulators[ordinal] + left) * SLACK && live[ordinal] === 1 && (accept === undefined || accept(ordinal))) kept++;
     else accumulators[ordinal] = -Infinity;
   }
-  const pool = new Int32Array(kept);
+  const pool = room.subarray(0, kept);
   kept = 0;
   if (pool.length * 16 < index.ordinals) {
     for (let t = 0; t < count; t++) {

@@ -35,7 +35,7 @@ export const POSTING_BYTES = 2.5;
  */
 export const TERM_BYTES = 240;
 const NOTE_BYTES = 100;
-const NOTE_ARRAYS_BYTES = 8 + 12 + 1 + 8 + 4;
+const NOTE_ARRAYS_BYTES = 8 + 12 + 1 + 8 + 4 + 4;
 
 /**
  * The notes holding one term, by ordinal (ascending: ordinals are handed out
@@ -265,6 +265,7 @@ export class MemoryIndex {
   /** Ranking's per-note scratch (see maxscore.ts): partial scores, all zero between queries, and the notes touched. */
   private accumulators = new Float64Array(0);
   private touchedList = new Int32Array(0);
+  private candidateList = new Int32Array(0);
   /** Live notes. */
   notes = 0;
   /** Terms in each field, summed over live notes. */
@@ -369,13 +370,14 @@ export class MemoryIndex {
     return this.nextOrdinal;
   }
 
-  /** Ranking's scratch: one accumulator per ordinal (all zero between queries) and room to list the notes touched. */
-  scratch(): { accumulators: Float64Array; touched: Int32Array } {
+  /** Ranking's scratch: one accumulator per ordinal (all zero between queries) and room to list the notes touched and the candidates. */
+  scratch(): { accumulators: Float64Array; touched: Int32Array; candidates: Int32Array } {
     if (this.accumulators.length < this.nextOrdinal) {
       this.accumulators = new Float64Array(this.keys.length);
       this.touchedList = new Int32Array(this.keys.length);
+      this.candidateList = new Int32Array(this.keys.length);
     }
-    return { accumulators: this.accumulators, touched: this.touchedList };
+    return { accumulators: this.accumulators, touched: this.touchedList, candidates: this.candidateList };
   }
 
   /** Approximate heap bytes held (postings arrays, per-term and per-note overheads, ranking scratch). */
