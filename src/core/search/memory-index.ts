@@ -365,6 +365,11 @@ export class MemoryIndex {
     return this.fieldLengths;
   }
 
+  /** Distinct terms held. */
+  get termCount(): number {
+    return this.terms.size;
+  }
+
   /** Ordinals handed out so far (live or not). */
   get ordinals(): number {
     return this.nextOrdinal;
