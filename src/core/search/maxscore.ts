@@ -3,7 +3,7 @@
 // 2011), then an exact rescoring in query order. Why it is exact, and how it
 // meets the tie order: docs/design.md, "Search".
 import type { Fields } from "./analyzer.ts";
-import { PostingCursor, type MemoryIndex, type TermPostings } from "./memory-index.ts";
+import { BLOCK_SHIFT, PostingCursor, type MemoryIndex, type TermPostings } from "./memory-index.ts";
 import { BM25F, idf, saturate, SLACK, TopK, weightedFrequencyOf, type Ranked } from "./ranking.ts";
 
 /** Candidates are looked up one by one while they are fewer than a term's postings divided by this; else the term's postings are read whole. */
@@ -53,6 +53,9 @@ class Best {
 function accumulate(
   index: MemoryIndex,
   list: TermPostings,
+  from: number,
+  to: number,
+  previous: number,
   weight: number,
   averages: Fields<number>,
   accumulators: Float64Array,
@@ -63,7 +66,7 @@ function accumulate(
   onlyHeld: boolean,
 ): number {
   const data = list.data;
-  const end = list.length;
+  const end = to;
   const lengths = index.lengths;
   const live = index.liveFlags;
   const { b, weights } = BM25F;
@@ -71,8 +74,8 @@ function accumulate(
   const bodyB = b[2];
   const bodyAverage = averages[2];
   const k1 = BM25F.k1;
-  let at = 0;
-  let ordinal = -1;
+  let at = from;
+  let ordinal = previous;
   let n = count;
   let floor = best.floor;
   while (at < end) {
@@ -151,6 +154,39 @@ function accumulate(
 }
 
 /**
+ * The first term's pass (nothing touched yet): accumulate() block by block,
+ * skipping each block whose bound (`blockBound`) plus what the other terms can
+ * add (`rest`) cannot reach the k-th partial score seen so far: no note of it
+ * can enter (if a later term touches one, its partial score only understates it).
+ */
+function accumulateFirst(
+  index: MemoryIndex,
+  list: TermPostings,
+  blockBound: (block: number) => number,
+  rest: number,
+  weight: number,
+  averages: Fields<number>,
+  accumulators: Float64Array,
+  touched: Int32Array,
+  best: Best,
+  accept: ((ordinal: number) => boolean) | undefined,
+): number {
+  const skips = list.skips;
+  const complete = list.size >> BLOCK_SHIFT;
+  if (!skips || !list.blockMax) return accumulate(index, list, 0, list.length, -1, weight, averages, accumulators, touched, 0, best, accept, false);
+  let count = 0;
+  const blocks = Math.ceil(list.size / (1 << BLOCK_SHIFT));
+  for (let block = 0; block < blocks; block++) {
+    if (best.floor >= (blockBound(block) + rest) * SLACK) continue;
+    const from = block === 0 ? 0 : skips[2 * block - 1];
+    const previous = block === 0 ? -1 : skips[2 * block - 2];
+    const to = block < complete ? skips[2 * block + 1] : list.length;
+    count = accumulate(index, list, from, to, previous, weight, averages, accumulators, touched, count, best, accept, false);
+  }
+  return count;
+}
+
+/**
  * The top `k` notes by BM25F among all notes holding any of `terms` (index
  * terms, distinct), exactly as if every such note were scored; more than `k`
  * when notes tie with the k-th. `accept`, when given, limits the notes that
@@ -181,10 +217,8 @@ export function rankInMemory(index: MemoryIndex, terms: string[], k: number, acc
   }
   const m = lists.length;
   if (m === 0) return [];
-  const bounds = lists.map((postings, i) => {
-    const drift = index.bounds(postings, averages);
-    return weights[i] * saturate(postings.maxWeighted * drift);
-  });
+  const drifts = lists.map((postings) => index.bounds(postings, averages));
+  const bounds = lists.map((postings, i) => weights[i] * saturate(postings.maxWeighted * drifts[i]));
   const order = lists.map((_, i) => i).sort((a, b) => bounds[b] - bounds[a] || a - b);
   // left[j]: the bounds of the terms after order[j], summed (0 after the last).
   const left = new Float64Array(m);
@@ -200,7 +234,14 @@ export function rankInMemory(index: MemoryIndex, terms: string[], k: number, acc
     for (;;) {
       const i = order[j];
       best.reset();
-      count = accumulate(index, lists[i], weights[i], averages, accumulators, touched, count, best, accept, false);
+      const list = lists[i];
+      if (j === 0) {
+        const blockMax = list.blockMax;
+        const blockBound = (block: number) => (blockMax && block < blockMax.length ? weights[i] * saturate(blockMax[block] * drifts[i]) : bounds[i]);
+        count = accumulateFirst(index, list, blockBound, left[0], weights[i], averages, accumulators, touched, best, accept);
+      } else {
+        count = accumulate(index, list, 0, list.length, -1, weights[i], averages, accumulators, touched, count, best, accept, false);
+      }
       if (best.floor > threshold) threshold = best.floor;
       if (j === m - 1 || threshold >= left[j] * SLACK) break;
       j++;
@@ -222,7 +263,7 @@ export function rankInMemory(index: MemoryIndex, terms: string[], k: number, acc
           if (cursor.seek(ordinal)) accumulators[ordinal] += share(ordinal);
         }
       } else {
-        accumulate(index, list, weights[i], averages, accumulators, touched, count, best, accept, true);
+        accumulate(index, list, 0, list.length, -1, weights[i], averages, accumulators, touched, count, best, accept, true);
       }
       best.reset();
       for (let c = 0; c < candidates.length; c++) best.offer(accumulators[candidates[c]]);

@@ -60,6 +60,21 @@ export class TermPostings {
   maxWeighted = 0;
   /** The field averages the bound was computed under; null: not computed yet. */
   boundAverages: Fields<number> | null = null;
+  /** The same bound per block of BLOCK postings (rounded up to a float32), under `boundAverages`; null until computed. */
+  blockMax: Float32Array | null = null;
+
+  /** Raises the bounds for the last posting's weighted frequency (under `boundAverages`). */
+  raiseBound(weighted: number): void {
+    if (weighted > this.maxWeighted) this.maxWeighted = weighted;
+    const block = (this.size - 1) >> BLOCK_SHIFT;
+    if (!this.blockMax || block >= this.blockMax.length) {
+      const grown = new Float32Array(Math.max(4, 2 * (block + 1)));
+      if (this.blockMax) grown.set(this.blockMax);
+      this.blockMax = grown;
+    }
+    const bound = roundUp(weighted);
+    if (bound > this.blockMax[block]) this.blockMax[block] = bound;
+  }
 
   constructor(capacityBytes: number) {
     this.data = new Uint8Array(capacityBytes);
@@ -136,6 +151,12 @@ export class TermPostings {
     const cursor = new PostingCursor(this);
     while (cursor.next()) each(cursor.ordinal, cursor.title, cursor.tags, cursor.body);
   }
+}
+
+/** A float32 at least `value` (a bound stays a bound once stored). */
+function roundUp(value: number): number {
+  const stored = Math.fround(value);
+  return stored >= value ? stored : Math.fround(value * (1 + 1e-6));
 }
 
 /**
@@ -309,10 +330,7 @@ export class MemoryIndex {
       }
       this.postingBytes += postings.push(ordinal, title, tags, body);
       postings.notes++;
-      if (postings.boundAverages) {
-        const weighted = weightedFrequencyOf(title, tags, body, lengths[0], lengths[1], lengths[2], postings.boundAverages);
-        if (weighted > postings.maxWeighted) postings.maxWeighted = weighted;
-      }
+      if (postings.boundAverages) postings.raiseBound(weightedFrequencyOf(title, tags, body, lengths[0], lengths[1], lengths[2], postings.boundAverages));
     });
     return true;
   }
@@ -407,15 +425,20 @@ export class MemoryIndex {
     }
     const lengths = this.fieldLengths;
     const live = this.live;
-    let largest = 0;
+    postings.maxWeighted = 0;
+    postings.blockMax = new Float32Array(Math.ceil(postings.size / BLOCK));
+    postings.boundAverages = [averages[0], averages[1], averages[2]];
+    const blockMax = postings.blockMax;
+    let at = 0;
     postings.forEach((ordinal, title, tags, body) => {
+      const block = at++ >> BLOCK_SHIFT;
       if (live[ordinal] === 0) return;
       const o = 3 * ordinal;
       const weighted = weightedFrequencyOf(title, tags, body, lengths[o], lengths[o + 1], lengths[o + 2], averages);
-      if (weighted > largest) largest = weighted;
+      if (weighted > postings.maxWeighted) postings.maxWeighted = weighted;
+      const bound = roundUp(weighted);
+      if (bound > blockMax[block]) blockMax[block] = bound;
     });
-    postings.maxWeighted = largest;
-    postings.boundAverages = [averages[0], averages[1], averages[2]];
     return 1;
   }
 
