@@ -26,7 +26,10 @@ describe.skipIf(!onPostgres)("cairn admin copy --to postgres://…", () => {
     for (const [i, text] of ["Quokka migrations in the wild", "Wombat replicas \u0000 with a NUL", "Numbat backups"].entries()) {
       notes.push(await createNote(source.url, people[i % 2].key, { title: text, body: `Body ${i}: ${text}`, tags: [`t${i}`] }));
     }
-    expectStatus(await call(source.url, "POST", `/v1/posts/${notes[0].id}/vote`, { key: people[1].key, json: { vote: "up" } }), 200);
+    // Votes and event counters on composite keys: with --batch 1 below every keyset page boundary is crossed, also inside one note's votes and one day's counters.
+    const votes: [number, number, string][] = [[0, 1, "up"], [0, 2, "up"], [1, 0, "down"], [2, 2, "up"]];
+    for (const [note, who, vote] of votes) expectStatus(await call(source.url, "POST", `/v1/posts/${notes[note].id}/vote`, { key: people[who].key, json: { vote } }), 200);
+    for (const json of [{ event: "copy_command" }, { event: "page_view", post_id: notes[1].id }]) expectStatus(await call(source.url, "POST", "/v1/web/events", { json }), 202);
     expectStatus(await call(source.url, "POST", `/v1/posts/${notes[0].id}/comments`, { key: people[2].key, json: { body: "kept?" } }), 201);
     expectStatus(await call(source.url, "GET", `/v1/public/posts/${notes[0].id}`, { headers: { accept: "text/html" } }), 200);
     await adminJson(source, "revoke", String(people[2].no));
@@ -34,7 +37,7 @@ describe.skipIf(!onPostgres)("cairn admin copy --to postgres://…", () => {
     await source.stop();
 
     target = await freshDatabase("copy");
-    copyRun = await source.admin("copy", "--to", target);
+    copyRun = await source.admin("copy", "--to", target, "--batch", "1");
     moved = await startServer({ env: { ...NO_BREAKERS, DATABASE_URL: target } });
   });
 
@@ -43,16 +46,27 @@ describe.skipIf(!onPostgres)("cairn admin copy --to postgres://…", () => {
   });
 
   test("the copy reports every table with its rows and checksum, and never prints the URL", () => {
-    expect(copyRun.stderr).toBe("");
     expect(copyRun.code).toBe(0);
     const report = JSON.parse(copyRun.stdout);
     expect(report.tables.contributors.rows).toBe(3);
     expect(report.tables.posts.rows).toBe(3);
     expect(report.tables.comments.rows).toBe(1);
-    expect(report.tables.votes.rows).toBe(1);
+    expect(report.tables.votes.rows).toBe(4);
+    expect(report.tables.web_event_counts.rows).toBe(2);
     for (const table of Object.values(report.tables) as { sha256: string }[]) expect(table.sha256).toMatch(/^[0-9a-f]{64}$/);
     expect(report.search_indexed).toBe(3);
     expect(copyRun.stdout + copyRun.stderr).not.toContain(target);
+  });
+
+  test("progress goes to stderr: a line per step when it ends, the whole copy at 100% after the verification", () => {
+    const lines = copyRun.stderr.trim().split("\n");
+    for (const line of lines) expect(line).toMatch(/^cairn admin copy: /);
+    expect(lines).toContainEqual(expect.stringMatching(/^cairn admin copy: posts done: 3 of 3 rows \(100%\) in [\d.]+ s/));
+    expect(lines).toContainEqual(expect.stringMatching(/^cairn admin copy: votes done: 4 of 4 rows \(100%\)/));
+    const verified = lines.at(-1)!.match(/^cairn admin copy: verify done: (\d+) of (\d+) rows \(100%\).*; whole copy 100%/);
+    expect(verified?.[1]).toBe(verified?.[2]);
+    const report = JSON.parse(copyRun.stdout);
+    expect(Number(verified?.[1])).toBe(Object.values(report.tables as Record<string, { rows: number }>).reduce((sum, t) => sum + t.rows, 0));
   });
 
   test("after the move: keys work, revoked stays revoked, notes, votes, comments and counters are there", async () => {
@@ -69,7 +83,8 @@ describe.skipIf(!onPostgres)("cairn admin copy --to postgres://…", () => {
     expect((await call(moved.url, "GET", "/v1/me", { key: people[2].key })).status).toBe(401);
     for (const note of notes) {
       const read = await call(moved.url, "GET", `/v1/posts/${note.id}`, { key: people[0].key });
-      expect(read.data).toEqual(note.id === notes[0].id ? { ...note, score: 1, comment_count: 1 } : note);
+      const after = [{ score: 2, comment_count: 1 }, { score: -1 }, { score: 1 }][notes.indexOf(note)];
+      expect(read.data).toEqual({ ...note, ...after });
     }
     const comments = await call(moved.url, "GET", `/v1/posts/${notes[0].id}/comments`, { key: people[0].key });
     expect(comments.data.comments.map((c: { body: string }) => c.body)).toEqual(["kept?"]);
