@@ -7,7 +7,7 @@
 // server's backends alone, each divided by the requests wrk completed; and
 // PostgreSQL's own account from pg_stat_statements (execution + planning
 // time, statements per request, the costliest statements).
-//   bun run build && bun bench/cpu-per-request.ts --from /tmp/s100k [--seconds 10] [--connections 8] [--engines sqlite,postgres]
+//   bun run build && bun bench/cpu-per-request.ts --from /tmp/s100k [--seconds 10] [--connections 8] [--engines sqlite,postgres,sqlite-no-postings]
 // --from: a seeded data dir (bench/seed.ts, with keys.json); it is copied,
 // never written. The server is measured once its CPU has settled after start
 // (in-memory search postings built). Re-run it after a change of the engines
@@ -179,7 +179,9 @@ let port = 18900;
 for (const engine of engines) {
   const dataDir = join(work, engine);
   cpSync(args.from, dataDir, { recursive: true });
-  let env: Record<string, string> = {};
+  // sqlite-no-postings: the SQLite engine without its in-memory postings (SEARCH_MEMORY_MB=0): a create
+  // without the index update every replica applies for every note, search on the FTS5 fallback.
+  let env: Record<string, string> = engine === "sqlite-no-postings" ? { SEARCH_MEMORY_MB: "0" } : {};
   let pg: { url: string; database: string; postmaster: number } | null = null;
   if (engine === "postgres") {
     const url = await freshDatabase("cpu");

@@ -13,8 +13,6 @@ import { encodeVector } from "../core/search/vector.ts";
 import { copyInto, copyText, keysetPages } from "./copy-tables.ts";
 import { TOTALS_SHARDS } from "./postgres/search.ts";
 
-export const SEARCH_TABLES = ["search_postings", "search_vectors", "search_terms", "search_totals"];
-
 /**
  * Indexes every note of the source (read in keyset pages, as the copy reads
  * it) into the search tables, in the copy's transaction, as indexNote does

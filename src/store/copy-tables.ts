@@ -140,11 +140,12 @@ export function* keysetPages(sqlite: Database, table: string, key: string[], col
 
 /**
  * Streams `chunks` (lines of COPY's text format) into `table` with one
- * `COPY … FROM STDIN` on the caller's transaction; each write waits while the
- * server is behind (backpressure). Answers the rows stored.
+ * `COPY … FROM STDIN (FREEZE)` on the caller's transaction, which must have
+ * emptied the table with TRUNCATE (FREEZE's condition); each write waits
+ * while the server is behind (backpressure). Answers the rows stored.
  */
 export async function copyInto(tx: SQL, table: string, columns: string[], chunks: Iterable<string>): Promise<number> {
-  const query = tx.unsafe(`COPY ${table} (${columns.join(", ")}) FROM STDIN`);
+  const query = tx.unsafe(`COPY ${table} (${columns.join(", ")}) FROM STDIN (FREEZE)`);
   const writer = query.writable().getWriter();
   try {
     for (const chunk of chunks) if (chunk.length > 0) await writer.write(chunk);

@@ -6,13 +6,17 @@
 // snapshot; writes after it are not copied, so stop the server or keep it
 // read-only), table by table in keyset pages (memory bounded by a page), and
 // each table is streamed into the target with one `COPY … FROM STDIN`, all in
-// one transaction: a failure leaves no row behind. Then every table's rows are
+// one transaction: a failure leaves no row behind (foreign keys are checked
+// once per table at the end, still inside it). Then every table's rows are
 // counted and checksummed on both sides. Progress goes to `onProgress`.
 // Figures: docs/benchmarks.md, "Moving to PostgreSQL".
 import { Database } from "bun:sqlite";
 import { SQL } from "bun";
-import { writeSearchTables, SEARCH_TABLES } from "./copy-search-tables.ts";
+import { writeSearchTables } from "./copy-search-tables.ts";
 import { canonical, copyInto, copyLine, keysetPages, TABLES, type Row, type TableSpec } from "./copy-tables.ts";
+import { getTableName, is } from "drizzle-orm";
+import { PgTable } from "drizzle-orm/pg-core";
+import * as schema from "./postgres/schema.ts";
 import { PostgresStore } from "./postgres/store.ts";
 import { SqliteStore } from "./sqlite/store.ts";
 
@@ -25,7 +29,7 @@ export interface CopyReport {
   ms: number;
 }
 
-/** Where a copy stands: `step` is a table, "search index", "vacuum" or "verify". */
+/** Where a copy stands: `step` is a table, "search index", "foreign keys", "analyze" or "verify". */
 export interface CopyProgress {
   step: string;
   /** Rows done in this step, and how many it has. */
@@ -51,7 +55,11 @@ export interface CopyOptions {
 
 export const DEFAULT_PAGE_ROWS = 5_000;
 
-const CAIRN_TABLES = new Set([...TABLES.map((t) => t.name), ...SEARCH_TABLES, "__drizzle_migrations"]);
+/** Every table of the PostgreSQL engine (schema.ts): what the migrations create in the target. */
+const ENGINE_TABLES = Object.values(schema)
+  .filter((value) => is(value, PgTable))
+  .map((table) => getTableName(table as PgTable));
+const CAIRN_TABLES = new Set([...ENGINE_TABLES, "__drizzle_migrations"]);
 
 /**
  * Copies the SQLite instance in `dataDir` into the empty PostgreSQL database
@@ -86,22 +94,27 @@ export async function copySqliteToPostgres(dataDir: string, url: string, options
     const hashes = new Map<string, { sha256: string; rows: number }>();
     let indexed = 0;
     await pg.begin(async (tx) => {
-      await tx.unsafe(`LOCK TABLE ${[...TABLES.map((t) => t.name), ...SEARCH_TABLES].join(", ")} IN EXCLUSIVE MODE`);
-      for (const spec of TABLES) {
-        const [{ n }] = (await tx.unsafe(`SELECT count(*)::int AS n FROM ${spec.name}`)) as { n: number }[];
-        if (n > 0) throw new CopyRefused(`the target database already holds Cairn data (${n} rows in ${spec.name}); copy into a new, empty database`);
+      await tx.unsafe(`LOCK TABLE ${ENGINE_TABLES.join(", ")} IN EXCLUSIVE MODE`);
+      for (const table of ENGINE_TABLES) {
+        const [{ n }] = (await tx.unsafe(`SELECT count(*)::int AS n FROM ${table}`)) as { n: number }[];
+        if (n > 0) throw new CopyRefused(`the target database already holds Cairn data (${n} rows in ${table}); copy into a new, empty database`);
       }
+      // Emptied in this transaction, the tables take COPY … FREEZE: rows written
+      // frozen and pages marked all-visible, so no VACUUM has to visit them after.
+      await tx.unsafe(`TRUNCATE ${ENGINE_TABLES.join(", ")}`);
+      const foreignKeys = await dropForeignKeys(tx);
       for (const spec of TABLES) {
         hashes.set(spec.name, await copyTable(tx, sqlite, spec, pageRows, progress.step(spec.name, sizes.get(spec.name)!)));
         if (spec.identity) await continueIdentity(tx, spec, sequences.get(spec.name) ?? 0);
       }
       if (searchTables) indexed = await writeSearchTables(tx, sqlite, pageRows, progress.step("search index", sizes.get("posts")!));
+      progress.step("foreign keys", 0)(0);
+      await addForeignKeys(tx, foreignKeys);
     });
     sqlite.exec("COMMIT");
-    // Fresh statistics and visibility map: without them the planner guesses on
-    // the new tables (and reads the heap where an index-only scan would do).
-    progress.step("vacuum", 0)(0);
-    await pg.unsafe("VACUUM (ANALYZE)");
+    // Fresh statistics: without them the planner guesses on the new tables.
+    progress.step("analyze", 0)(0);
+    await pg.unsafe("ANALYZE");
 
     // Verify: the target's rows, read back, count and hash as the source's did.
     const report: CopyReport = { tables: {}, searchIndexed: indexed, ms: 0 };
@@ -147,6 +160,32 @@ async function copyTable(tx: SQL, sqlite: Database, spec: TableSpec, pageRows: n
   const stored = await copyInto(tx, spec.name, spec.columns, chunks());
   if (stored !== rows) throw new Error(`${spec.name}: ${rows} rows read, ${stored} stored`);
   return { rows, sha256: hasher.digest("hex") };
+}
+
+interface ForeignKey {
+  table: string;
+  name: string;
+  definition: string;
+}
+
+/**
+ * Drops the engine's foreign keys for the load: checked row by row they cost a
+ * lookup per copied row; added back afterwards (addForeignKeys), each is
+ * checked once over the whole table, in the same transaction, so nothing that
+ * breaks one can commit.
+ */
+async function dropForeignKeys(tx: SQL): Promise<ForeignKey[]> {
+  const keys = (await tx.unsafe(`
+    SELECT c.conrelid::regclass::text AS table, c.conname AS name, pg_get_constraintdef(c.oid) AS definition
+      FROM pg_constraint c
+     WHERE c.contype = 'f' AND c.connamespace = current_schema()::regnamespace
+     ORDER BY c.conname`)) as ForeignKey[];
+  for (const key of keys) await tx.unsafe(`ALTER TABLE ${key.table} DROP CONSTRAINT "${key.name}"`);
+  return keys;
+}
+
+async function addForeignKeys(tx: SQL, keys: ForeignKey[]): Promise<void> {
+  for (const key of keys) await tx.unsafe(`ALTER TABLE ${key.table} ADD CONSTRAINT "${key.name}" ${key.definition}`);
 }
 
 /** The next number continues after the highest ever handed out (sqlite_sequence remembers deleted ones). */

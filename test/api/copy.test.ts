@@ -100,6 +100,20 @@ describe.skipIf(!onPostgres)("cairn admin copy --to postgres://…", () => {
     expectStatus(await call(moved.url, "POST", `/v1/posts/${notes[1].id}/vote`, { key: newcomer.key, json: { vote: "down" } }), 200);
   });
 
+  test("the foreign keys dropped for the load are back, as the migrations make them", async () => {
+    const fresh = await freshDatabase("migrated");
+    expect((await moved.admin("stats", "--database-url", fresh)).code).toBe(0); // migrates it
+    const keys = async (url: string) => {
+      const sql = new Bun.SQL(url, { max: 1 });
+      const rows = await sql`SELECT conrelid::regclass::text AS t, conname, pg_get_constraintdef(oid) AS def FROM pg_constraint WHERE contype = 'f' ORDER BY 1, 2`;
+      await sql.close();
+      return [...rows];
+    };
+    const expected = await keys(fresh);
+    expect(expected.length).toBeGreaterThan(0);
+    expect(await keys(target)).toEqual(expected);
+  });
+
   test("a second copy into the same database, or into one holding other tables, is refused", async () => {
     const again = await moved.admin("copy", "--to", target, "--data-dir", dataDir);
     expect(again.code).toBe(1);
