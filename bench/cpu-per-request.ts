@@ -12,9 +12,11 @@
 // never written. The server is measured once its CPU has settled after start
 // (in-memory search postings built). Re-run it after a change of the engines
 // and refresh the tables of docs/deploy.md ("Sizing") and docs/benchmarks.md.
+import { Database } from "bun:sqlite";
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { MemoryIndex } from "../src/core/search/memory-index.ts";
 import { copySqliteToPostgres } from "../src/store/copy.ts";
 import { cluster, freshDatabase } from "../test/helpers/postgres.ts";
 import { Rng, seedComment, seedNote } from "./seed.ts";
@@ -222,6 +224,20 @@ for (const engine of engines) {
   await proc.exited;
 }
 
+// What a replica pays for every note written anywhere once each replica holds
+// the in-memory index and follows the change log (docs/deploy.md, "Sizing"):
+// adding a stored term vector to the index, in-process, over the seeded notes.
+const applied = (() => {
+  const db = new Database(join(args.from, "cairn.db"), { readonly: true });
+  const rows = db.query("SELECT pk, vector FROM search_vectors ORDER BY pk LIMIT 50000").all() as { pk: number; vector: string }[];
+  db.close();
+  const index = new MemoryIndex();
+  const before = process.cpuUsage();
+  for (const row of rows) index.add(row.pk, row.vector);
+  const used = process.cpuUsage(before);
+  return { notes: rows.length, us: (used.user + used.system) / rows.length };
+})();
+
 const per = (ms: number | undefined, r: Result) => (ms === undefined ? "" : (ms / Math.max(1, r.requests)).toFixed(3));
 const perCore = (ms: number | undefined, r: Result) => (ms === undefined || ms <= 0 ? "" : String(Math.round((1000 * r.requests) / ms)));
 console.log(
@@ -240,6 +256,7 @@ for (const r of results) {
   );
 }
 console.log(`\nidle: ${idle.join("; ")}\nmemory: ${memory.join("; ")}`);
+console.log(`in-memory index, adding a stored note vector (MemoryIndex.add, ${applied.notes} notes of ${args.from}, in-process): ${applied.us.toFixed(1)} µs CPU per note`);
 for (const r of results.filter((r) => r.statements)) {
   console.log(`\n${r.route}, costliest statements (pg_stat_statements, ms per request, calls per request):`);
   for (const s of r.statements!.top) console.log(`  ${(s.ms / r.requests).toFixed(3)} ms, ${(s.calls / r.requests).toFixed(2)}×: ${s.query}`);
