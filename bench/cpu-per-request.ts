@@ -208,6 +208,10 @@ for (const engine of engines) {
     const serveBefore = serveCpu(proc.pid);
     const clusterBefore = pg ? clusterCpu(pg.postmaster, pg.database) : null;
     const run = await wrk(url, script);
+    // Requests still in flight when wrk stops are served after it: their CPU is
+    // counted here (not in the next route's), so each figure is high by at most
+    // `connections` requests' worth.
+    await settled(() => serveCpu(proc.pid) + (pg ? clusterCpu(pg.postmaster, pg.database).all : 0));
     const serveMs = serveCpu(proc.pid) - serveBefore;
     const result: Result = { engine, route, ...run, serveMs };
     if (pg && clusterBefore) {
