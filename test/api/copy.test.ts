@@ -3,6 +3,7 @@
 // every note, comment, vote and counter is there, search finds the notes, new
 // numbers continue after the copied ones, and a second copy into the same
 // database (or any non-empty one) is refused. PostgreSQL only.
+import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { adminJson, call, createNote, expectStatus, NO_BREAKERS, register, type Contributor } from "../helpers/api.ts";
 import { freshDatabase, testEngines } from "../helpers/postgres.ts";
@@ -126,5 +127,41 @@ describe.skipIf(!onPostgres)("cairn admin copy --to postgres://…", () => {
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain("not empty");
     expect((await moved.admin("copy")).code).toBe(2);
+  });
+});
+
+describe.skipIf(!onPostgres)("cairn admin copy: a failure leaves nothing behind", () => {
+  test("a row that breaks a foreign key fails the copy at the end of its one transaction: no row is left, and a retry after the fix is accepted", async () => {
+    const dataDir = tempDir();
+    const source = await startServer({ dataDir, env: NO_BREAKERS });
+    const author = await register(source.url);
+    await createNote(source.url, author.key, { title: "Kept only if the whole copy is" });
+    await source.stop();
+    // A vote on a note that does not exist (SQLite does not check it with foreign_keys off): the target's key refuses it.
+    const sqlite = new Database(`${dataDir}/cairn.db`);
+    sqlite.exec("PRAGMA foreign_keys = OFF");
+    sqlite.exec(`INSERT INTO votes (post_pk, contributor_no, value, created_at) VALUES (999999, ${author.no}, 1, 0)`);
+    sqlite.close();
+
+    const target = await freshDatabase("broken");
+    const failed = await source.admin("copy", "--to", target);
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toContain("the copy failed");
+    expect(failed.stderr).toContain("foreign key");
+    expect(failed.stderr).not.toContain(target);
+    const sql = new Bun.SQL(target, { max: 1 });
+    const [{ contributors, posts, votes, keys }] = await sql`
+      SELECT (SELECT count(*)::int FROM contributors) AS contributors, (SELECT count(*)::int FROM posts) AS posts,
+             (SELECT count(*)::int FROM votes) AS votes, (SELECT count(*)::int FROM pg_constraint WHERE contype = 'f') AS keys`;
+    await sql.close();
+    expect({ contributors, posts, votes }).toEqual({ contributors: 0, posts: 0, votes: 0 });
+    expect(keys).toBeGreaterThan(0); // the keys dropped for the load came back with the rollback
+
+    const fix = new Database(`${dataDir}/cairn.db`);
+    fix.exec("DELETE FROM votes WHERE post_pk = 999999");
+    fix.close();
+    const retried = await source.admin("copy", "--to", target);
+    expect(retried.code).toBe(0);
+    expect(JSON.parse(retried.stdout).tables.posts.rows).toBe(1);
   });
 });
