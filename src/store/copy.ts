@@ -199,7 +199,8 @@ async function continueIdentity(tx: SQL, spec: TableSpec, sequence: number): Pro
 /** The target's rows of one table in key order (keyset pages), counted and hashed as canonical() reads them. */
 async function hashTarget(pg: SQL, spec: TableSpec, pageRows: number, onPage: (rows: number) => void) {
   const hasher = new Bun.CryptoHasher("sha256");
-  const keyOrder = spec.key.join(", ");
+  // Text keys in code point order, as SQLite orders them, whatever the database's collation.
+  const keyOrder = spec.key.map((column) => (spec.types[spec.columns.indexOf(column)] === "text" ? `${column} COLLATE "C"` : column)).join(", ");
   let rows = 0;
   let after: unknown[] | null = null;
   for (;;) {
