@@ -24,7 +24,13 @@ const args = benchArgs();
 
 if (args.child) {
   // The "without" variant, in its own process so its peak memory is its own.
-  const report = await copySqliteToPostgres(args.dir, args.url, { searchTables: false, pageRows: args.batch ? Number(args.batch) : undefined });
+  const report = await copySqliteToPostgres(args.dir, args.url, {
+    searchTables: false,
+    pageRows: args.batch ? Number(args.batch) : undefined,
+    onProgress: (p) => {
+      if (p.finished) console.error(`copy: ${p.step} done: ${p.rows} rows in ${(p.stepMs / 1000).toFixed(1)} s; ${(p.elapsedMs / 1000).toFixed(1)} s`);
+    },
+  });
   console.log(JSON.stringify({ ms: report.ms, tables: report.tables }));
   process.exit(0);
 }
