@@ -383,6 +383,11 @@ export class MemoryIndex {
     return this.fieldLengths;
   }
 
+  /** Bytes of the postings' arrays alone (encoded postings, skip entries). */
+  get postingsBytes(): number {
+    return this.postingBytes;
+  }
+
   /** Distinct terms held. */
   get termCount(): number {
     return this.terms.size;
