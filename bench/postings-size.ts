@@ -41,7 +41,7 @@ const buffers = after.arrayBuffers - before.arrayBuffers;
 const mb = (bytes: number) => (bytes / 1048576).toFixed(0);
 console.log(
   `${dir}: ${notes} notes, ${postings} postings (${(postings / notes).toFixed(0)} per note), built in ${seconds.toFixed(1)} s; ` +
-    `index ${mb(index.bytes)} MB by its own count = ${(index.bytes / postings).toFixed(2)} bytes per posting, ${(index.bytes / notes).toFixed(0)} per note; ` +
+    `index ${mb(index.bytes)} MB by its own count = ${(index.bytes / postings).toFixed(2)} bytes per posting, ${(index.bytes / notes).toFixed(0)} per note (the postings' arrays alone: ${mb(index.postingsBytes)} MB, ${(index.postingsBytes / postings).toFixed(2)} bytes per posting); ` +
     `RSS ${mb(rssBefore)} → ${mb(rssAfter)} MB (+${mb(rssAfter - rssBefore)} MB); JS heap +${mb(heap)} MB, array buffers +${mb(buffers)} MB; ${index.termCount} terms`,
 );
 db.close();

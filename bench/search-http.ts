@@ -95,7 +95,11 @@ await server.exited;
 await store.close();
 rmSync(work, { recursive: true, force: true });
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+};
 const list = (values: number[], digits = 2) => values.map((v) => v.toFixed(digits)).join(" ");
 const notes = queries.length;
 console.log(`\n${dir}: search through HTTP, 1 connection, ${notes} queries, ${rounds} rounds × ${duration} s, ${new Date().toISOString()}; answering from: ${path}`);

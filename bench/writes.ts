@@ -77,7 +77,11 @@ for (let r = 0; r < rounds; r++) {
 }
 rmSync(work, { recursive: true, force: true });
 const list = (values: number[], digits = 0) => values.map((v) => v.toFixed(digits)).join(" ");
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+};
 console.log(`\n${dir}: POST /v1/posts of head-heavy notes (~${Math.round(averageBytes)} bytes of JSON), wrk -t2 -c${connections} -d${duration}s, ${rounds} rounds alternating, ${new Date().toISOString()}`);
 console.log("| postings | notes/s by round | median | p50 ms | p99 ms | non-2xx |\n|---|---|---|---|---|---|");
 console.log(`| on (default budget) | ${list(on.map((f) => f.rps))} | ${median(on.map((f) => f.rps)).toFixed(0)} | ${list(on.map((f) => f.p50), 1)} | ${list(on.map((f) => f.p99), 1)} | ${on.reduce((s, f) => s + f.non2xx, 0)} |`);

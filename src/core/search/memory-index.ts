@@ -307,7 +307,16 @@ export class MemoryIndex {
 
   /** Shrinks every term's arrays to what they hold (after a bulk load). */
   trim(): void {
-    for (const postings of this.terms.values()) this.postingBytes -= postings.trim();
+    for (const step of this.trimming()) void step;
+  }
+
+  /** trim() in steps of a few thousand terms: a generator, so that a background build yields between steps. */
+  *trimming(termsPerStep = 2_000): Generator<void, void, void> {
+    let done = 0;
+    for (const postings of this.terms.values()) {
+      this.postingBytes -= postings.trim();
+      if (++done % termsPerStep === 0) yield;
+    }
   }
 
   has(key: number): boolean {
@@ -381,6 +390,11 @@ export class MemoryIndex {
   /** Field lengths of every ordinal, three per ordinal (title, tags, body). */
   get lengths(): Uint32Array {
     return this.fieldLengths;
+  }
+
+  /** Bytes of the postings' arrays alone (encoded postings, skip entries). */
+  get postingsBytes(): number {
+    return this.postingBytes;
   }
 
   /** Distinct terms held. */

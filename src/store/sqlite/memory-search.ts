@@ -244,7 +244,7 @@ function* loadSnapshot(db: Database, budgetBytes: number): Generator<void, Loade
         if (index.bytes > budgetBytes) return { index, seq };
       }
       if (rows.length < LOAD_STEP_NOTES) {
-        index.trim();
+        yield* index.trimming();
         return { index, seq };
       }
       after = rows[rows.length - 1].pk;
