@@ -12,7 +12,8 @@ import type { MemoryIndex } from "../../core/search/memory-index.ts";
 import { queryTerms, resultOrder, searchNotes, type SearchRequest, type SearchSource } from "../../core/search/query.ts";
 import { TIERS, tierOf, type CorpusStats, type Ranked, type TermAt } from "../../core/search/ranking.ts";
 import { encodeVector, readLengths, termCounts, vectorTerms } from "../../core/search/vector.ts";
-import { SqliteMemorySearch } from "./memory-search.ts";
+import type { SearchFollower } from "../search-follower.ts";
+import { sqliteMemorySearch } from "./memory-search.ts";
 import type { NoteRow } from "./note-row.ts";
 
 /** The budget benches and tests give stores they open themselves; a server's comes from SEARCH_MEMORY_MB (src/config.ts). */
@@ -108,7 +109,7 @@ export class SqliteSearch implements SearchSource {
   private prepared?: ReturnType<typeof prepare>;
 
   /** The postings in this process's memory; searches use them once built (see memory-search.ts). */
-  readonly memory: SqliteMemorySearch;
+  readonly memory: SearchFollower<number>;
 
   constructor(
     private readonly sqlite: Database,
@@ -116,7 +117,7 @@ export class SqliteSearch implements SearchSource {
     private readonly logKeep = SEARCH_LOG_KEEP,
     loadNowPostings?: number,
   ) {
-    this.memory = new SqliteMemorySearch(sqlite, memoryBytes, loadNowPostings);
+    this.memory = sqliteMemorySearch(sqlite, memoryBytes, loadNowPostings);
   }
 
   /** Vectors indexed by the current write batch, by key: the in-memory postings take them after COMMIT. */
@@ -135,8 +136,8 @@ export class SqliteSearch implements SearchSource {
   }
 
   /** Builds the in-memory postings (after migrations). */
-  startMemory(): void {
-    this.memory.start();
+  startMemory(): Promise<void> {
+    return this.memory.start();
   }
 
   /** Records a change of the index for every process's postings; trims old rows now and then. */
@@ -244,7 +245,7 @@ export class SqliteSearch implements SearchSource {
 
   /** The notes for a request, best first (core/search/query.ts gives the order). */
   async search(request: SearchRequest): Promise<NoteRow[]> {
-    const memory = this.memory.current();
+    const memory = await this.memory.current();
     const ranked = memory ? await this.searchMemory(memory, request) : await searchNotes(this, request);
     if (ranked.length === 0) return [];
     return resultOrder(ranked, this.s.rows.all(JSON.stringify(ranked.map((r) => r.key))), request.limit);
