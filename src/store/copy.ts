@@ -1,19 +1,16 @@
 // `cairn admin copy --to postgres://…`: moves a whole SQLite instance (DATA_DIR)
 // into an empty PostgreSQL database. Contributors keep their numbers and key
 // digests (so every key keeps working), notes their ids and pks, and comments,
-// votes, web event counters and the e-mail outbox come along; the search index
-// is built for PostgreSQL from the notes as the engine builds it per note
-// (src/store/postgres/search.ts). The source is read in one read transaction
+// votes, web event counters and the e-mail outbox come along; each note's term
+// vector is written as the engine writes it per note (src/store/postgres/search.ts),
+// and replicas build their in-memory postings from those. The source is read in one read transaction
 // (a consistent snapshot; writes after it are not copied, so stop the server
 // or keep it read-only), the target is written in one transaction, and then
 // every table's rows are counted and checksummed on both sides.
 import { Database } from "bun:sqlite";
 import { SQL } from "bun";
-import { termVector } from "../core/search/analyzer.ts";
-import { tierOf } from "../core/search/ranking.ts";
-import { encodeVector } from "../core/search/vector.ts";
 import { decodeText, encodeText } from "./postgres/schema.ts";
-import { TOTALS_SHARDS } from "./postgres/search.ts";
+import { noteVector } from "./postgres/search.ts";
 import { PostgresStore } from "./postgres/store.ts";
 import { SqliteStore } from "./sqlite/store.ts";
 
@@ -83,7 +80,7 @@ const TABLES: TableSpec[] = [
   },
 ];
 
-const SEARCH_TABLES = ["search_postings", "search_vectors", "search_terms", "search_totals"];
+const SEARCH_TABLES = ["search_vectors", "search_log", "search_log_trim"];
 const CAIRN_TABLES = new Set([...TABLES.map((t) => t.name), ...SEARCH_TABLES, "__drizzle_migrations"]);
 
 type Row = Record<string, unknown>;
@@ -163,7 +160,6 @@ export async function copySqliteToPostgres(dataDir: string, url: string): Promis
         const [{ n }] = (await tx.unsafe(`SELECT count(*)::int AS n FROM ${spec.name}`)) as { n: number }[];
         if (n > 0) throw new CopyRefused(`the target database already holds Cairn data (${n} rows in ${spec.name}); copy into a new, empty database`);
       }
-      const totals = Array.from({ length: TOTALS_SHARDS }, () => [0, 0, 0, 0]);
       for (const spec of TABLES) {
         const hash = (hashes[spec.name] = { hasher: new Bun.CryptoHasher("sha256"), rows: 0 });
         const insert = insertStatement(spec);
@@ -172,7 +168,7 @@ export async function copySqliteToPostgres(dataDir: string, url: string): Promis
         const flush = async () => {
           if (batch.length === 0) return;
           await tx.unsafe(insert, [JSON.stringify(batch.map((row) => forTarget(spec.name, row)))]);
-          if (spec.name === "posts") indexed += await indexBatch(tx, batch, totals);
+          if (spec.name === "posts") indexed += await indexBatch(tx, batch);
           batch = [];
         };
         for (const row of rows) {
@@ -189,12 +185,8 @@ export async function copySqliteToPostgres(dataDir: string, url: string): Promis
           await tx.unsafe(`SELECT setval(pg_get_serial_sequence('${spec.name}', '${spec.identity}'), $1::bigint, $2::boolean)`, [Math.max(next, 1), next > 0]);
         }
       }
-      await tx.unsafe("INSERT INTO search_terms (term, tier, notes) SELECT term, tier, count(*) FROM search_postings GROUP BY term, tier");
-      for (let shard = 0; shard < TOTALS_SHARDS; shard++) {
-        const [notes, title, tags, body] = totals[shard];
-        if (notes === 0) continue;
-        await tx.unsafe("INSERT INTO search_totals (shard, notes, title_terms, tag_terms, body_terms) VALUES ($1, $2, $3, $4, $5)", [shard, notes, title, tags, body]);
-      }
+      // The copied notes are not in the search log: a replica already running on this database builds its postings again.
+      await tx.unsafe("UPDATE search_log_trim SET upto = pg_current_xact_id()");
     });
     sqlite.exec("COMMIT");
     // Fresh statistics and visibility map: without them the planner guesses on
@@ -242,25 +234,9 @@ export async function copySqliteToPostgres(dataDir: string, url: string): Promis
   }
 }
 
-/** Builds the search index of a batch of copied notes (as indexNote does per note) and adds to the shard totals. */
-async function indexBatch(tx: SQL, batch: Row[], totals: number[][]): Promise<number> {
-  const postings: [string, number, number][] = [];
-  const vectors: [number, string][] = [];
-  for (const row of batch) {
-    const pk = Number(row.pk);
-    const vector = termVector(row.title as string, JSON.parse(row.tags as string) as string[], row.body as string);
-    for (const [term, counts] of vector.counts) postings.push([term, tierOf(counts, vector.lengths), pk]);
-    vectors.push([pk, encodeVector(vector)]);
-    const shard = totals[pk % TOTALS_SHARDS];
-    shard[0] += 1;
-    for (let f = 0; f < 3; f++) shard[f + 1] += vector.lengths[f];
-  }
-  if (postings.length > 0) {
-    await tx.unsafe(
-      "INSERT INTO search_postings (term, tier, pk) SELECT e ->> 0, (e ->> 1)::smallint, (e ->> 2)::bigint FROM jsonb_array_elements($1::text::jsonb) e",
-      [JSON.stringify(postings)],
-    );
-  }
+/** Writes the term vectors of a batch of copied notes (as the engine does per note). */
+async function indexBatch(tx: SQL, batch: Row[]): Promise<number> {
+  const vectors = batch.map((row) => [Number(row.pk), noteVector(row.title as string, JSON.parse(row.tags as string) as string[], row.body as string)]);
   await tx.unsafe("INSERT INTO search_vectors (pk, vector) SELECT (e ->> 0)::bigint, e ->> 1 FROM jsonb_array_elements($1::text::jsonb) e", [JSON.stringify(vectors)]);
   return batch.length;
 }

@@ -90,7 +90,8 @@ export class SearchFollower<P> {
   private queued: Promise<void> | null = null;
   /** Own writes committed since the last catch-up started (their vectors, by key). */
   private written = new Map<number, string>();
-  private dirty = false;
+  /** The catch-up that follows this process's latest writes (or the end of a build): searches wait for it. */
+  private pending: Promise<void> | null = null;
   private timer: ReturnType<typeof setInterval> | null = null;
 
   constructor(
@@ -110,7 +111,7 @@ export class SearchFollower<P> {
   /** Builds the postings: before it resolves for a small corpus, else in the background. Call after migrations. */
   async start(): Promise<void> {
     await this.begin();
-    if (this.state.kind === "ready") await this.follow();
+    await this.pending;
   }
 
   /** start() without the first catch-up (inside the catch-up chain, which does it itself). */
@@ -134,7 +135,7 @@ export class SearchFollower<P> {
     }
     const build = this.build(plan.now);
     if (plan.now) await build;
-    else this.loading = build.then(() => this.follow());
+    else this.loading = build.then(() => this.pending ?? undefined);
     if (this.options.pollMs && !this.timer) {
       this.timer = setInterval(() => void this.follow().catch(() => {}), this.options.pollMs);
       this.timer.unref?.();
@@ -178,6 +179,8 @@ export class SearchFollower<P> {
         return;
       }
       this.state = { kind: "ready", index, position };
+      // What was written while building: followed before any search uses the postings.
+      this.followOwn();
     } catch (error) {
       this.fail(`building the in-memory postings failed: ${(error as Error).message}`);
     }
@@ -191,19 +194,27 @@ export class SearchFollower<P> {
   /** The postings, level with every write this process committed (and, on the engines that ask, with every other's); null when search must use the engine's index. */
   async current(): Promise<MemoryIndex | null> {
     if (this.state.kind !== "ready") return null;
-    if (this.options.followEverySearch || this.dirty) await this.follow();
+    if (this.options.followEverySearch) await this.follow();
+    else if (this.pending) await this.pending;
     const state = this.state as State<P>;
     return state.kind === "ready" ? state.index : null;
   }
 
   /** After a batch of this process's writes committed; `written` holds the vectors it indexed, by key. */
   committed(written?: ReadonlyMap<number, string>): void {
-    if (this.state.kind === "loading") this.dirty = true;
-    if (this.state.kind !== "ready") return;
+    if (this.state.kind !== "ready") return; // a build in progress follows them when it ends
     if (written) for (const [key, vector] of written) this.written.set(key, vector);
-    this.dirty = true;
     // Followed now, so that no search pays for catching up a burst of writes.
-    void this.follow();
+    this.followOwn();
+  }
+
+  /** A catch-up that every later search waits for (it holds this process's writes so far). */
+  private followOwn(): void {
+    const catchUp = this.follow();
+    this.pending = catchUp;
+    void catchUp.then(() => {
+      if (this.pending === catchUp) this.pending = null;
+    });
   }
 
   close(): void {
@@ -238,7 +249,6 @@ export class SearchFollower<P> {
     if (state.kind !== "ready") return;
     const written = this.written;
     this.written = new Map();
-    this.dirty = false;
     const read = await this.log.changesSince(state.position, written);
     if (this.state !== state) return; // closed or dropped meanwhile
     if (read === null) {

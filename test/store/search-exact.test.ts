@@ -4,15 +4,16 @@
 // written here from the documented ranking function (docs/design.md,
 // "Search"): BM25F over the analyzer's terms, ties by net score, then newest.
 // Any pool, window or sampled statistic that hides a note fails this test.
-// Looped over every engine, and on SQLite over both of its search paths: the
-// in-memory postings (the default) and the FTS5 index alone (SEARCH_MEMORY_MB=0,
-// what runs while the postings are built or when they would not fit).
+// Looped over every engine and both of its search paths: the in-memory
+// postings (the default) and the engine's own index alone (SEARCH_MEMORY_MB=0,
+// what runs while the postings are built or when they would not fit: FTS5 on
+// SQLite, the vectors table on PostgreSQL).
 import { afterAll, describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { analyze } from "../../src/core/search/analyzer.ts";
 import { searchRequest } from "../../src/core/search/query.ts";
 import { BM25F } from "../../src/core/search/ranking.ts";
-import type { SqliteStore } from "../../src/store/sqlite/store.ts";
+import type { Store } from "../../src/store/types.ts";
 import { freshTestDatabase, testEngines, type TestDatabase } from "../helpers/engines.ts";
 
 const databases: TestDatabase[] = [];
@@ -95,7 +96,7 @@ interface Variant {
   engine: ReturnType<typeof testEngines>[number];
   name: string;
   settings: Record<string, string>;
-  /** The SQLite store must be searching its in-memory postings. */
+  /** The store must be searching its in-memory postings. */
   memory: boolean;
 }
 const variants = testEngines().flatMap((engine): Variant[] =>
@@ -104,7 +105,10 @@ const variants = testEngines().flatMap((engine): Variant[] =>
         { engine, name: "sqlite, in-memory postings", settings: {}, memory: true },
         { engine, name: "sqlite, FTS5 index alone", settings: { SEARCH_MEMORY_MB: "0" }, memory: false },
       ]
-    : [{ engine, name: engine, settings: {}, memory: false }],
+    : [
+        { engine, name: `${engine}, in-memory postings`, settings: {}, memory: true },
+        { engine, name: `${engine}, the vectors table alone`, settings: { SEARCH_MEMORY_MB: "0" }, memory: false },
+      ],
 );
 
 for (const { engine, name, settings, memory } of variants) describe(name, () => {
@@ -132,7 +136,8 @@ for (const { engine, name, settings, memory } of variants) describe(name, () => 
             const [gone] = live.splice(n % live.length, 1);
             expect(await store.deleteNote(gone.id, contributorNo)).toBe("deleted");
           }
-          if (memory) expect((store as SqliteStore).searchIndex.memory.offReason).toBeNull();
+          if (memory) expect((store as Store & { searchIndex: { memory: { offReason: string | null } } }).searchIndex.memory.offReason).toBeNull();
+          else expect(store.searchMemoryOffReason).toBe("SEARCH_MEMORY_MB is 0");
           for (const { us, limit } of queries) {
             const text = words(us.length, us).join(" ");
             const served = (await store.search(searchRequest(text, limit))).map((note) => note.id);

@@ -211,6 +211,13 @@ export class MemoryIndex {
     return this.terms.get(term)?.notes ?? 0;
   }
 
+  /** Terms in [from, to) that live notes hold, with how many (typo correction: a walk over every term, only for a word found nowhere). */
+  vocabulary(from: string, to: string): { term: string; doc: number }[] {
+    const found: { term: string; doc: number }[] = [];
+    for (const [term, postings] of this.terms) if (postings.notes > 0 && term >= from && term < to) found.push({ term, doc: postings.notes });
+    return found;
+  }
+
   keyOf(ordinal: number): number {
     return this.keys[ordinal];
   }

@@ -4,18 +4,19 @@
 import { SQL as BunSQL } from "bun";
 import { drizzle, type BunSQLDatabase } from "drizzle-orm/bun-sql";
 import * as schema from "./schema.ts";
-import type { Execute } from "./search.ts";
 
 export interface PostgresOptions {
   url: string;
   poolSize: number;
+  /**
+   * Budget of the in-memory search postings (SEARCH_MEMORY_MB; see
+   * src/store/search-follower.ts). Unset or 0: none (admin verbs, copy).
+   */
+  searchMemoryBytes?: number;
 }
 
 export type Db = BunSQLDatabase<typeof schema>;
 export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
-
-/** Statements of search.ts, run in this transaction. */
-export const executor = (tx: Tx): Execute => async (query) => (await tx.execute(query)) as never;
 
 export function openDatabase(options: PostgresOptions): { client: BunSQL; db: Db } {
   const client = new BunSQL(options.url, { max: options.poolSize, idleTimeout: 60, connectionTimeout: 10 });

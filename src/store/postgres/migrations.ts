@@ -4,10 +4,12 @@
 // replicas that start together migrate once.
 import journal from "../../../drizzle/postgres/meta/_journal.json";
 import init from "../../../drizzle/postgres/0000_init.sql" with { type: "text" };
+import searchLog from "../../../drizzle/postgres/0003_search_log.sql" with { type: "text" };
 import { embeddedMigrations } from "../embedded-migrations.ts";
 
 const files: Record<string, string> = {
   "0000_init": init,
+  "0003_search_log": searchLog,
 };
 
 export const embeddedTags = Object.keys(files);

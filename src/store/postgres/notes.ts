@@ -1,122 +1,129 @@
 // Notes on PostgreSQL: create (the duplicate check under the author's row
-// lock, the search entry in the same transaction), read (no cache: replicas
-// share the database), delete, search (one snapshot).
+// lock; the note, its vector and its search log row in one statement), read
+// (no cache: replicas share the database), delete, search (this replica's
+// in-memory postings, search.ts). The hot statements go straight to Bun.SQL:
+// a tagged template is prepared once per connection, and building the
+// Drizzle query each time cost more than running it.
 import type { SQL as BunSQL } from "bun";
-import { desc, eq, inArray } from "drizzle-orm";
 import type { DeleteOutcome, NewNote, NoteRecord, SearchRequest } from "../types.ts";
-import { executor, type Db } from "./connection.ts";
-import { contributors, decodeText, posts } from "./schema.ts";
-import { indexNote, PostgresSearchSource, unindexNote } from "./search.ts";
+import { resultOrder } from "../../core/search/query.ts";
+import { decodeText, encodeText } from "./schema.ts";
+import { LOG_TRIM_EVERY, trimLog } from "./search-log.ts";
+import { noteVector, type PostgresSearch } from "./search.ts";
 
-const noteColumns = {
-  pk: posts.pk,
-  id: posts.id,
-  contributorNo: posts.contributorNo,
-  title: posts.title,
-  body: posts.body,
-  tags: posts.tags,
-  score: posts.score,
-  commentCount: posts.commentCount,
-  createdAt: posts.createdAt,
-};
+interface NoteRow {
+  pk: string;
+  id: string;
+  contributor_no: number;
+  title: string;
+  body: string;
+  tags: string[];
+  score: number;
+  comment_count: number;
+  created_at: string;
+}
 
-function toNote(row: { id: string; contributorNo: number; title: string; body: string; tags: string[]; score: number; commentCount: number; createdAt: number }): NoteRecord {
+function toNote(row: NoteRow): NoteRecord {
   return {
     id: row.id,
-    contributorNo: row.contributorNo,
-    title: row.title,
-    body: row.body,
-    tags: row.tags,
+    contributorNo: row.contributor_no,
+    title: decodeText(row.title),
+    body: decodeText(row.body),
+    tags: [...row.tags],
     score: row.score,
-    commentCount: row.commentCount,
-    createdAt: Number(row.createdAt),
+    commentCount: row.comment_count,
+    createdAt: Number(row.created_at),
   };
 }
 
+/** A list of keys as one bigint[] parameter. */
+const keyArray = (keys: number[]) => `{${keys.join(",")}}`;
+
 export class PostgresNotes {
   constructor(
-    private readonly db: Db,
     private readonly client: BunSQL,
+    private readonly searchIndex: PostgresSearch,
   ) {}
 
   async create(note: NewNote, isDuplicate: (latest: { title: string; body: string; tags: string[] }) => boolean) {
-    return this.db.transaction(async (tx): Promise<NoteRecord | { duplicateOf: string }> => {
-      // The author's row lock orders this author's creates across every replica:
-      // the duplicate check and the insert are one step.
-      await tx.select({ no: contributors.contributorNo }).from(contributors).where(eq(contributors.contributorNo, note.contributorNo)).for("update");
-      const [latest] = await tx
-        .select({ id: posts.id, title: posts.title, body: posts.body, tags: posts.tags })
-        .from(posts)
-        .where(eq(posts.contributorNo, note.contributorNo))
-        .orderBy(desc(posts.pk))
-        .limit(1);
-      if (latest && isDuplicate({ title: latest.title, body: latest.body, tags: latest.tags })) return { duplicateOf: latest.id };
-      const [row] = await tx
-        .insert(posts)
-        .values({
+    const vector = noteVector(note.title, note.tags, note.body);
+    const created = await this.client.begin(async (tx): Promise<{ note: NoteRecord; seq: number } | { duplicateOf: string }> => {
+      // The author's row lock orders this author's creates across every
+      // replica: the duplicate check and the insert are one step. The latest
+      // note is read by a second statement (sent at once, run after the lock
+      // is held), so its snapshot holds a racing create that just committed.
+      const [, [latest]] = (await Promise.all([
+        tx`SELECT 1 FROM contributors WHERE contributor_no = ${note.contributorNo} FOR UPDATE`,
+        tx`SELECT id, title, body, tags FROM posts WHERE contributor_no = ${note.contributorNo} ORDER BY pk DESC LIMIT 1`,
+      ])) as [unknown, { id: string; title: string; body: string; tags: string[] }[]];
+      if (latest && isDuplicate({ title: decodeText(latest.title), body: decodeText(latest.body), tags: [...latest.tags] })) return { duplicateOf: latest.id };
+      const [row] = (await tx`
+        WITH note AS (
+          INSERT INTO posts (id, contributor_no, title, body, tags, created_at)
+          VALUES (${note.id}, ${note.contributorNo}, ${encodeText(note.title)}, ${encodeText(note.body)},
+                  ARRAY(SELECT jsonb_array_elements_text(${JSON.stringify(note.tags)}::text::jsonb)), ${note.createdAt})
+          RETURNING pk, score, comment_count
+        ), vector AS (
+          INSERT INTO search_vectors (pk, vector) SELECT pk, ${vector} FROM note
+        ), logged AS (
+          INSERT INTO search_log (pk) SELECT pk FROM note RETURNING seq
+        )
+        SELECT note.pk, note.score, note.comment_count, logged.seq FROM note, logged`) as { pk: string; score: number; comment_count: number; seq: string }[];
+      return {
+        seq: Number(row.seq),
+        note: {
           id: note.id,
           contributorNo: note.contributorNo,
           title: note.title,
           body: note.body,
           tags: note.tags,
+          score: row.score,
+          commentCount: row.comment_count,
           createdAt: note.createdAt,
-        })
-        .returning(noteColumns);
-      await indexNote(executor(tx), { pk: row.pk, title: note.title, tags: note.tags, body: note.body });
-      return toNote(row);
+        },
+      };
     });
+    if ("duplicateOf" in created) return created;
+    this.written(created.seq);
+    return created.note;
+  }
+
+  /** After a write that logged row `seq` committed: this replica's next search finds it; the log is trimmed now and then. */
+  private written(seq: number): void {
+    this.searchIndex.memory.committed();
+    if (seq % LOG_TRIM_EVERY === 0) void trimLog(this.client, seq).catch(() => {});
   }
 
   async get(id: string): Promise<NoteRecord | null> {
-    const [row] = (await this.client`SELECT id, contributor_no, title, body, tags, score, comment_count, created_at FROM posts WHERE id = ${id}`) as {
-      id: string;
-      contributor_no: number;
-      title: string;
-      body: string;
-      tags: string[];
-      score: number;
-      comment_count: number;
-      created_at: string;
-    }[];
-    if (!row) return null;
-    return {
-      id: row.id,
-      contributorNo: row.contributor_no,
-      title: decodeText(row.title),
-      body: decodeText(row.body),
-      tags: [...row.tags],
-      score: row.score,
-      commentCount: row.comment_count,
-      createdAt: Number(row.created_at),
-    };
+    const [row] = (await this.client`SELECT id, contributor_no, title, body, tags, score, comment_count, created_at FROM posts WHERE id = ${id}`) as NoteRow[];
+    return row ? toNote(row) : null;
   }
 
   async delete(id: string, contributorNo: number): Promise<DeleteOutcome> {
-    return this.db.transaction(async (tx): Promise<DeleteOutcome> => {
-      const [note] = await tx
-        .select({ pk: posts.pk, contributorNo: posts.contributorNo })
-        .from(posts)
-        .where(eq(posts.id, id))
-        .for("update");
+    const outcome = await this.client.begin(async (tx): Promise<DeleteOutcome | number> => {
+      const [note] = (await tx`SELECT pk, contributor_no FROM posts WHERE id = ${id} FOR UPDATE`) as { pk: string; contributor_no: number }[];
       if (!note) return "missing";
-      if (note.contributorNo !== contributorNo) return "not_author";
-      // Comments and votes go by ON DELETE CASCADE.
-      await unindexNote(executor(tx), note.pk);
-      await tx.delete(posts).where(eq(posts.pk, note.pk));
-      return "deleted";
+      if (note.contributor_no !== contributorNo) return "not_author";
+      // Comments and votes go by ON DELETE CASCADE; the log row carries the removed vector (its row is gone).
+      const [row] = (await tx`
+        WITH note AS (DELETE FROM posts WHERE pk = ${note.pk}),
+             vector AS (DELETE FROM search_vectors WHERE pk = ${note.pk} RETURNING pk, vector),
+             logged AS (INSERT INTO search_log (pk, removed) SELECT pk, vector FROM vector RETURNING seq)
+        SELECT seq FROM logged`) as { seq: string }[];
+      return row ? Number(row.seq) : 0;
     });
+    if (typeof outcome !== "number") return outcome;
+    if (outcome > 0) this.written(outcome);
+    return "deleted";
   }
 
   async search(request: SearchRequest): Promise<NoteRecord[]> {
-    if (request.words.length === 0 || request.limit <= 0) return [];
-    // One snapshot for the statistics, postings, vectors and rows.
-    return this.db.transaction(
-      async (tx) => {
-        const source = new PostgresSearchSource(executor(tx));
-        const rows = await source.search(request, (pks) => tx.select(noteColumns).from(posts).where(inArray(posts.pk, pks)));
-        return rows.map(toNote);
-      },
-      { isolationLevel: "repeatable read", accessMode: "read only" },
-    );
+    const ranked = await this.searchIndex.rank(request);
+    if (ranked.length === 0) return [];
+    const rows = (await this.client`
+      SELECT pk, id, contributor_no, title, body, tags, score, comment_count, created_at
+        FROM posts WHERE pk = ANY(${keyArray(ranked.map((r) => r.key))}::bigint[])`) as NoteRow[];
+    const notes = rows.map((row) => ({ ...toNote(row), pk: Number(row.pk), createdAt: Number(row.created_at) }));
+    return resultOrder(ranked, notes, request.limit).map(({ pk: _, ...note }) => note);
   }
 }
