@@ -1,5 +1,4 @@
-// Notes on PostgreSQL: create (the duplicate check under the author's row
-// lock; the note, its vector and its search log row in one statement), read
+// Notes on PostgreSQL: create (the duplicate check under a lock per author; the note, its vector and its search log row in one statement), read
 // (no cache: replicas share the database), delete, search (this replica's
 // in-memory postings, search.ts). The hot statements go straight to Bun.SQL:
 // a tagged template is prepared once per connection, and building the
@@ -7,6 +6,7 @@
 import type { SQL as BunSQL } from "bun";
 import type { DeleteOutcome, NewNote, NoteRecord, SearchRequest } from "../types.ts";
 import { resultOrder } from "../../core/search/query.ts";
+import { transaction } from "./connection.ts";
 import { decodeText, encodeText } from "./schema.ts";
 import { LOG_TRIM_EVERY, trimLog } from "./search-log.ts";
 import { noteVector, type PostgresSearch } from "./search.ts";
@@ -36,6 +36,9 @@ function toNote(row: NoteRow): NoteRecord {
   };
 }
 
+/** pg_advisory_xact_lock class of the per-author create lock ("AUTH"); other Cairn locks use single keys whose high half is not this. */
+const AUTHOR_LOCK = 0x41555448;
+
 /** A list of keys as one bigint[] parameter. */
 const keyArray = (keys: number[]) => `{${keys.join(",")}}`;
 
@@ -47,17 +50,18 @@ export class PostgresNotes {
 
   async create(note: NewNote, isDuplicate: (latest: { title: string; body: string; tags: string[] }) => boolean) {
     const vector = noteVector(note.title, note.tags, note.body);
-    const created = await this.client.begin(async (tx): Promise<{ note: NoteRecord; seq: number } | { duplicateOf: string }> => {
-      // The author's row lock orders this author's creates across every
-      // replica: the duplicate check and the insert are one step. The latest
-      // note is read by a second statement (sent at once, run after the lock
-      // is held), so its snapshot holds a racing create that just committed.
+    const created = await transaction(this.client, async (tx, commitWith): Promise<{ note: NoteRecord; seq: number } | { duplicateOf: string }> => {
+      // A lock per author (an advisory lock: nothing is written for it)
+      // orders this author's creates across every replica: the duplicate
+      // check and the insert are one step. The latest note is read by a
+      // second statement (sent at once, run after the lock is held), so its
+      // snapshot holds a racing create that just committed.
       const [, [latest]] = (await Promise.all([
-        tx`SELECT 1 FROM contributors WHERE contributor_no = ${note.contributorNo} FOR UPDATE`,
+        tx`SELECT pg_advisory_xact_lock(${AUTHOR_LOCK}, ${note.contributorNo})`,
         tx`SELECT id, title, body, tags FROM posts WHERE contributor_no = ${note.contributorNo} ORDER BY pk DESC LIMIT 1`,
       ])) as [unknown, { id: string; title: string; body: string; tags: string[] }[]];
       if (latest && isDuplicate({ title: decodeText(latest.title), body: decodeText(latest.body), tags: [...latest.tags] })) return { duplicateOf: latest.id };
-      const [row] = (await tx`
+      const [row] = (await commitWith(tx`
         WITH note AS (
           INSERT INTO posts (id, contributor_no, title, body, tags, created_at)
           VALUES (${note.id}, ${note.contributorNo}, ${encodeText(note.title)}, ${encodeText(note.body)},
@@ -68,7 +72,7 @@ export class PostgresNotes {
         ), logged AS (
           INSERT INTO search_log (pk) SELECT pk FROM note RETURNING seq
         )
-        SELECT note.pk, note.score, note.comment_count, logged.seq FROM note, logged`) as { pk: string; score: number; comment_count: number; seq: string }[];
+        SELECT note.pk, note.score, note.comment_count, logged.seq FROM note, logged`)) as { pk: string; score: number; comment_count: number; seq: string }[];
       return {
         seq: Number(row.seq),
         note: {
@@ -100,16 +104,16 @@ export class PostgresNotes {
   }
 
   async delete(id: string, contributorNo: number): Promise<DeleteOutcome> {
-    const outcome = await this.client.begin(async (tx): Promise<DeleteOutcome | number> => {
+    const outcome = await transaction(this.client, async (tx, commitWith): Promise<DeleteOutcome | number> => {
       const [note] = (await tx`SELECT pk, contributor_no FROM posts WHERE id = ${id} FOR UPDATE`) as { pk: string; contributor_no: number }[];
       if (!note) return "missing";
       if (note.contributor_no !== contributorNo) return "not_author";
       // Comments and votes go by ON DELETE CASCADE; the log row carries the removed vector (its row is gone).
-      const [row] = (await tx`
+      const [row] = (await commitWith(tx`
         WITH note AS (DELETE FROM posts WHERE pk = ${note.pk}),
              vector AS (DELETE FROM search_vectors WHERE pk = ${note.pk} RETURNING pk, vector),
              logged AS (INSERT INTO search_log (pk, removed) SELECT pk, vector FROM vector RETURNING seq)
-        SELECT seq FROM logged`) as { seq: string }[];
+        SELECT seq FROM logged`)) as { seq: string }[];
       return row ? Number(row.seq) : 0;
     });
     if (typeof outcome !== "number") return outcome;

@@ -16,6 +16,7 @@ import { queryTerms, type SearchRequest } from "../../core/search/query.ts";
 import { idf, scoreVector, TopK, type Ranked } from "../../core/search/ranking.ts";
 import { encodeVector } from "../../core/search/vector.ts";
 import { SearchFollower } from "../search-follower.ts";
+import { transaction } from "./connection.ts";
 import { PostgresSearchLog } from "./search-log.ts";
 
 /** How often a replica reads the log without being asked: another replica's writes are searchable within this (plus a read). */
@@ -51,7 +52,7 @@ export class PostgresSearch {
    * scorer (scoreVector sums the same shares in the same order as MaxScore).
    */
   private rankFromTable(request: SearchRequest): Promise<Ranked[]> {
-    return this.client.begin("ISOLATION LEVEL REPEATABLE READ READ ONLY", async (tx) => {
+    return transaction(this.client, async (tx) => {
       const [corpus] = (await tx`
         SELECT count(*)::float8 AS notes,
                coalesce(sum(split_part(split_part(vector, ' ', 1), ',', 1)::int), 0)::float8 AS title,
@@ -88,7 +89,7 @@ export class PostgresSearch {
       const top = new TopK(request.limit);
       for (const row of rows) top.offer(Number(row.pk), scoreVector(row.vector, query, averages));
       return top.items;
-    });
+    }, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
   }
 }
 
