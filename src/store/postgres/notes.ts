@@ -50,7 +50,7 @@ export class PostgresNotes {
 
   async create(note: NewNote, isDuplicate: (latest: { title: string; body: string; tags: string[] }) => boolean) {
     const vector = noteVector(note.title, note.tags, note.body);
-    const created = await transaction(this.client, async (tx, commitWith): Promise<{ note: NoteRecord; seq: number } | { duplicateOf: string }> => {
+    const created = await transaction(this.client, async (tx, commitWith): Promise<{ note: NoteRecord; seq: number; pk: number } | { duplicateOf: string }> => {
       // A lock per author (an advisory lock: nothing is written for it)
       // orders this author's creates across every replica: the duplicate
       // check and the insert are one step. The latest note is read by a
@@ -75,6 +75,7 @@ export class PostgresNotes {
         SELECT note.pk, note.score, note.comment_count, logged.seq FROM note, logged`)) as { pk: string; score: number; comment_count: number; seq: string }[];
       return {
         seq: Number(row.seq),
+        pk: Number(row.pk),
         note: {
           id: note.id,
           contributorNo: note.contributorNo,
@@ -88,13 +89,13 @@ export class PostgresNotes {
       };
     });
     if ("duplicateOf" in created) return created;
-    this.written(created.seq);
+    this.written(created.seq, created.pk, vector);
     return created.note;
   }
 
-  /** After a write that logged row `seq` committed: this replica's next search finds it; the log is trimmed now and then. */
-  private written(seq: number): void {
-    this.searchIndex.memory.committed();
+  /** After a write that logged row `seq` committed (a create: with its key and vector): this replica's next search finds it; the log is trimmed now and then. */
+  private written(seq: number, pk?: number, vector?: string): void {
+    this.searchIndex.memory.committed(pk === undefined ? undefined : new Map([[pk, vector!]]));
     if (seq % LOG_TRIM_EVERY === 0) void trimLog(this.client, seq).catch(() => {});
   }
 

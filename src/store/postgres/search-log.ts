@@ -39,9 +39,10 @@ interface ChangeRow {
  * One page of the rows committed after snapshot `from` (and after seq `after`
  * within this read), with the snapshot of this read and whether the log was
  * trimmed past `from`. Every row comes with the statement's snapshot, so in
- * a REPEATABLE READ transaction every page agrees.
+ * a REPEATABLE READ transaction every page agrees. The vectors of `own`
+ * keys (this process wrote them) are not sent back.
  */
-function changePage(sql: Query, from: string, after: number): Promise<ChangeRow[]> {
+function changePage(sql: Query, from: string, after: number, own: string): Promise<ChangeRow[]> {
   return sql`
     SELECT s.snap, s.trimmed, l.seq, l.pk, l.removed, v.vector
       FROM (SELECT pg_current_snapshot()::text AS snap,
@@ -52,7 +53,7 @@ function changePage(sql: Query, from: string, after: number): Promise<ChangeRow[
            AND NOT pg_visible_in_snapshot(l.xid, ${from}::text::pg_snapshot)
            AND l.seq > ${after}
          ORDER BY l.seq LIMIT ${LOG_PAGE}) l ON true
-      LEFT JOIN search_vectors v ON l.removed IS NULL AND v.pk = l.pk` as Promise<ChangeRow[]>;
+      LEFT JOIN search_vectors v ON l.removed IS NULL AND v.pk = l.pk AND NOT (l.pk = ANY(${own}::bigint[]))` as Promise<ChangeRow[]>;
 }
 
 export class PostgresSearchLog implements SearchLog<string> {
@@ -86,30 +87,32 @@ export class PostgresSearchLog implements SearchLog<string> {
   }
 
   /** One statement when the changes fit a page (the usual case); else the pages of one REPEATABLE READ transaction. */
-  async changesSince(from: string): Promise<LogChanges<string> | null> {
-    const first = await changePage(this.client, from, 0);
-    if (first.filter((row) => row.seq !== null).length < LOG_PAGE) return collect(first);
+  async changesSince(from: string, written: ReadonlyMap<number, string>): Promise<LogChanges<string> | null> {
+    const own = `{${[...written.keys()].join(",")}}`;
+    const first = await changePage(this.client, from, 0, own);
+    if (first.filter((row) => row.seq !== null).length < LOG_PAGE) return collect(first, written);
     return this.client.begin("ISOLATION LEVEL REPEATABLE READ READ ONLY", async (tx) => {
       const rows: ChangeRow[] = [];
       for (let after = 0; ; ) {
-        const page = await changePage(tx, from, after);
+        const page = await changePage(tx, from, after, own);
         rows.push(...page);
         const last = page[page.length - 1];
         if (page.length < LOG_PAGE || last.seq === null) break;
         after = Number(last.seq);
       }
-      return collect(rows);
+      return collect(rows, written);
     });
   }
 }
 
-function collect(rows: ChangeRow[]): LogChanges<string> | null {
+function collect(rows: ChangeRow[], written: ReadonlyMap<number, string>): LogChanges<string> | null {
   if (rows[0].trimmed) return null;
   const logged = rows
     .filter((row) => row.seq !== null)
     .map((row) => ({ seq: Number(row.seq), key: Number(row.pk), removed: row.removed, vector: row.vector }))
     .sort((a, b) => a.seq - b.seq);
-  const vectors = new Map(logged.filter((row) => row.vector !== null).map((row) => [row.key, row.vector!]));
+  const vectors = new Map(written);
+  for (const row of logged) if (row.vector !== null) vectors.set(row.key, row.vector);
   const changes = [...netChanges(logged)].map(([key, change]) => ({
     key,
     removed: change.firstRemoved,
