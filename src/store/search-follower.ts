@@ -93,6 +93,8 @@ export class SearchFollower<P> {
   /** The catch-up that follows this process's latest writes (or the end of a build): searches wait for it. */
   private pending: Promise<void> | null = null;
   private timer: ReturnType<typeof setInterval> | null = null;
+  /** Why the last read of the log failed (the database did not answer), or null: nothing was applied, the next catch-up reads again. */
+  private readError: unknown = null;
 
   constructor(
     private readonly log: SearchLog<P>,
@@ -196,6 +198,11 @@ export class SearchFollower<P> {
     if (this.state.kind !== "ready") return null;
     if (this.options.followEverySearch) await this.follow();
     else if (this.pending) await this.pending;
+    if (this.readError !== null) {
+      // The postings may lack this process's own writes: read again, and fail the search (the database's error) if that fails too.
+      await this.follow();
+      if (this.readError !== null) throw this.readError;
+    }
     const state = this.state as State<P>;
     return state.kind === "ready" ? state.index : null;
   }
@@ -235,8 +242,10 @@ export class SearchFollower<P> {
       this.queued = null;
       try {
         await this.catchUp();
+        this.readError = null;
       } catch (error) {
-        this.fail(`following the search log failed: ${(error as Error).message}`);
+        if (error instanceof LogReadFailed) this.readError = error.cause;
+        else this.fail(`following the search log failed: ${(error as Error).message}`);
       }
     });
     this.queued = next;
@@ -249,7 +258,14 @@ export class SearchFollower<P> {
     if (state.kind !== "ready") return;
     const written = this.written;
     this.written = new Map();
-    const read = await this.log.changesSince(state.position, written);
+    let read: LogChanges<P> | null;
+    try {
+      read = await this.log.changesSince(state.position, written);
+    } catch (error) {
+      // Nothing applied: the next catch-up reads the same rows again (with these vectors).
+      for (const [key, vector] of written) if (!this.written.has(key)) this.written.set(key, vector);
+      throw new LogReadFailed(error);
+    }
     if (this.state !== state) return; // closed or dropped meanwhile
     if (read === null) {
       // The log was trimmed past this store's place (it did not follow for a long time): build again.
@@ -268,6 +284,13 @@ export class SearchFollower<P> {
     }
     state.position = read.position;
     if (state.index.bytes > this.budgetBytes) this.fail(overBudget(state.index.bytes, this.budgetBytes));
+  }
+}
+
+/** The log could not be read (the database did not answer); the postings are intact but may be behind. */
+class LogReadFailed extends Error {
+  constructor(readonly cause: unknown) {
+    super("reading the search log failed");
   }
 }
 
