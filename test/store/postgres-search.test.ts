@@ -6,6 +6,7 @@
 // one database stand for two replicas.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { searchRequest } from "../../src/core/search/query.ts";
+import { migrations } from "../../src/store/postgres/migrations.ts";
 import { trimLog } from "../../src/store/postgres/search-log.ts";
 import { noteVector } from "../../src/store/postgres/search.ts";
 import { PostgresStore } from "../../src/store/postgres/store.ts";
@@ -126,5 +127,30 @@ describe.skipIf(!onPostgres)("PostgreSQL: in-memory postings following search_lo
     await behind.searchMemoryBuilt();
     expect(behind.searchMemoryOffReason).toBeNull();
     expect((await titles(behind, "tarn")).length).toBe(6);
+  });
+
+  test("a database written by the release before 0003_search_log keeps its notes searchable after the upgrade", async () => {
+    const older = await freshDatabase("upgrade");
+    const client = new Bun.SQL(older, { max: 1 });
+    const [init] = migrations;
+    expect(init.tag).toBe("0000_init");
+    await client.begin(async (tx) => {
+      for (const statement of init.statements) await tx.unsafe(statement);
+      await tx.unsafe("CREATE TABLE __drizzle_migrations (id serial PRIMARY KEY, hash text NOT NULL, created_at bigint)");
+      await tx`INSERT INTO __drizzle_migrations (hash, created_at) VALUES (${init.hash}, ${init.createdAt})`;
+      await tx`INSERT INTO contributors (email, key_prefix, key_digest, created_at) VALUES ('u@example.org', 'cairn_uuuuuu', '\\x00', 0)`;
+      // As the older release indexed a note: its vector beside its per-term rows.
+      await tx`INSERT INTO posts (id, contributor_no, title, body, created_at) VALUES ('old-note', 1, 'Nunatak above the ice', 'a peak through the ice sheet', 1)`;
+      await tx`INSERT INTO search_vectors (pk, vector) VALUES (1, ${noteVector("Nunatak above the ice", [], "a peak through the ice sheet")})`;
+      await tx`INSERT INTO search_postings (term, tier, pk) VALUES ('nunatak', 8, 1)`;
+    });
+    const upgraded = new PostgresStore({ url: older, poolSize: 2, searchMemoryBytes: MEMORY });
+    stores.push(upgraded);
+    await upgraded.migrate();
+    const tables = (await client`SELECT table_name FROM information_schema.tables WHERE table_name LIKE 'search%' ORDER BY 1`) as { table_name: string }[];
+    await client.close();
+    expect(tables.map((t) => t.table_name)).toEqual(["search_log", "search_log_trim", "search_vectors"]);
+    expect(upgraded.searchMemoryOffReason).toBeNull();
+    expect((await upgraded.search(searchRequest("nunatak", 10))).map((note) => note.id)).toEqual(["old-note"]);
   });
 });
