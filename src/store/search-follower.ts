@@ -56,7 +56,11 @@ export interface SearchLog<P> {
 }
 
 export interface FollowerOptions {
-  /** Catch up before every search (a cheap local read: SQLite); otherwise only after this process's own writes. */
+  /**
+   * Catch up before every search and right after each of this process's
+   * write batches (a cheap local read: SQLite); otherwise a search catches up
+   * only when this process wrote since the last catch-up began.
+   */
   followEverySearch: boolean;
   /** Catch up on a timer this often (ms), so other processes' writes are found without a search waiting; 0: never. */
   pollMs?: number;
@@ -92,6 +96,8 @@ export class SearchFollower<P> {
   private written = new Map<number, string>();
   /** The catch-up that follows this process's latest writes (or the end of a build): searches wait for it. */
   private pending: Promise<void> | null = null;
+  /** This process committed writes that no catch-up started since has read. */
+  private stale = false;
   private timer: ReturnType<typeof setInterval> | null = null;
   /** Why the last read of the log failed (the database did not answer), or null: nothing was applied, the next catch-up reads again. */
   private readError: unknown = null;
@@ -197,7 +203,10 @@ export class SearchFollower<P> {
   async current(): Promise<MemoryIndex | null> {
     if (this.state.kind !== "ready") return null;
     if (this.options.followEverySearch) await this.follow();
-    else if (this.pending) await this.pending;
+    else {
+      if (this.stale) this.followOwn();
+      if (this.pending) await this.pending;
+    }
     if (this.readError !== null) {
       // The postings may lack this process's own writes: read again, and fail the search (the database's error) if that fails too.
       await this.follow();
@@ -211,8 +220,12 @@ export class SearchFollower<P> {
   committed(written?: ReadonlyMap<number, string>): void {
     if (this.state.kind !== "ready") return; // a build in progress follows them when it ends
     if (written) for (const [key, vector] of written) this.written.set(key, vector);
-    // Followed now, so that no search pays for catching up a burst of writes.
-    this.followOwn();
+    this.stale = true;
+    // Where reading the log is a local read, followed now, so that no search
+    // pays for catching up a burst of writes. Over a network it waits for the
+    // next search or the timer: a burst of writes is then read in a few
+    // statements, not one per write.
+    if (this.options.followEverySearch) this.followOwn();
   }
 
   /** A catch-up that every later search waits for (it holds this process's writes so far). */
@@ -258,12 +271,14 @@ export class SearchFollower<P> {
     if (state.kind !== "ready") return;
     const written = this.written;
     this.written = new Map();
+    this.stale = false;
     let read: LogChanges<P> | null;
     try {
       read = await this.log.changesSince(state.position, written);
     } catch (error) {
       // Nothing applied: the next catch-up reads the same rows again (with these vectors).
       for (const [key, vector] of written) if (!this.written.has(key)) this.written.set(key, vector);
+      if (written.size > 0) this.stale = true;
       throw new LogReadFailed(error);
     }
     if (this.state !== state) return; // closed or dropped meanwhile
