@@ -48,8 +48,8 @@ const TABLES: TableSpec[] = [
   {
     name: "posts",
     key: ["pk"],
-    columns: ["pk", "id", "contributor_no", "title", "body", "tags", "score", "comment_count", "created_at"],
-    types: ["bigint", "text", "int", "text", "text", "jsonb", "int", "int", "bigint"],
+    columns: ["pk", "id", "contributor_no", "title", "body", "tags", "score", "comment_count", "created_at", "supersedes", "superseded_by"],
+    types: ["bigint", "text", "int", "text", "text", "jsonb", "int", "int", "bigint", "text", "text"],
     identity: "pk",
   },
   {
@@ -78,9 +78,16 @@ const TABLES: TableSpec[] = [
     types: ["bigint", "int", "text", "text", "bigint", "int", "bigint", "bigint", "text", "bigint", "bigint"],
     identity: "id",
   },
+  // Issue 19: a retry just after the move still finds its first answer.
+  {
+    name: "idempotency_keys",
+    key: ["contributor_no", "key"],
+    columns: ["contributor_no", "key", "fingerprint", "token", "status", "response", "note_id", "created_at", "expires_at", "leased_until"],
+    types: ["int", "text", "text", "text", "int", "text", "text", "bigint", "bigint", "bigint"],
+  },
 ];
 
-const SEARCH_TABLES = ["search_vectors", "search_log", "search_log_trim"];
+const SEARCH_TABLES = ["search_vectors", "search_log", "search_log_trim", "note_tags"];
 const CAIRN_TABLES = new Set([...TABLES.map((t) => t.name), ...SEARCH_TABLES, "__drizzle_migrations"]);
 
 type Row = Record<string, unknown>;
@@ -187,6 +194,10 @@ export async function copySqliteToPostgres(dataDir: string, url: string): Promis
       }
       // The copied notes are not in the search log: a replica already running on this database builds its postings again.
       await tx.unsafe("UPDATE search_log_trim SET upto = pg_current_xact_id()");
+      // The tags of the searchable notes (superseded ones are kept out, as the engine keeps them).
+      await tx.unsafe(
+        "INSERT INTO note_tags (tag, post_pk, score, created_at) SELECT DISTINCT t.tag, p.pk, p.score, p.created_at FROM posts p, unnest(p.tags) AS t(tag) WHERE p.superseded_by IS NULL",
+      );
     });
     sqlite.exec("COMMIT");
     // Fresh statistics and visibility map: without them the planner guesses on
@@ -234,9 +245,12 @@ export async function copySqliteToPostgres(dataDir: string, url: string): Promis
   }
 }
 
-/** Writes the term vectors of a batch of copied notes (as the engine does per note). */
+/** Writes the term vectors of a batch of copied notes (as the engine does per note); superseded notes stay out of the search index (docs/design.md, "Superseding"). */
 async function indexBatch(tx: SQL, batch: Row[]): Promise<number> {
-  const vectors = batch.map((row) => [Number(row.pk), noteVector(row.title as string, JSON.parse(row.tags as string) as string[], row.body as string)]);
+  const vectors = batch
+    .filter((row) => row.superseded_by === null || row.superseded_by === undefined)
+    .map((row) => [Number(row.pk), noteVector(row.title as string, JSON.parse(row.tags as string) as string[], row.body as string)]);
+  if (vectors.length === 0) return 0;
   await tx.unsafe("INSERT INTO search_vectors (pk, vector) SELECT (e ->> 0)::bigint, e ->> 1 FROM jsonb_array_elements($1::text::jsonb) e", [JSON.stringify(vectors)]);
-  return batch.length;
+  return vectors.length;
 }

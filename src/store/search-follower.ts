@@ -186,6 +186,8 @@ export class SearchFollower<P> {
         this.fail(overBudget(index.bytes, this.budgetBytes));
         return;
       }
+      // Arrays sized for the load shrink to what they hold.
+      index.trim();
       this.state = { kind: "ready", index, position };
       // What was written while building: followed before any search uses the postings.
       this.followOwn();
@@ -251,14 +253,18 @@ export class SearchFollower<P> {
    */
   follow(): Promise<void> {
     if (this.queued) return this.queued;
-    const next = this.chain.then(async () => {
+    const next: Promise<void> = this.chain.then(async () => {
       this.queued = null;
+      // A catch-up that takes this process's own writes (whoever started it: a search, the timer) is one every search waits for.
+      if (this.stale) this.pending = next;
       try {
         await this.catchUp();
         this.readError = null;
       } catch (error) {
         if (error instanceof LogReadFailed) this.readError = error.cause;
         else this.fail(`following the search log failed: ${(error as Error).message}`);
+      } finally {
+        if (this.pending === next) this.pending = null;
       }
     });
     this.queued = next;

@@ -16,8 +16,11 @@ describe.skipIf(!onPostgres)("cairn admin copy --to postgres://…", () => {
   let moved: RunningServer;
   let people: Contributor[];
   let notes: { id: string; title: string }[];
+  /** A note superseding notes[2]. */
+  let replacement: { id: string; title: string };
   let before: any;
   let copyRun: { code: number; stdout: string; stderr: string };
+  let keyedVote: Awaited<ReturnType<typeof call>>;
 
   beforeAll(async () => {
     const source = await startServer({ dataDir, env: NO_BREAKERS });
@@ -26,8 +29,12 @@ describe.skipIf(!onPostgres)("cairn admin copy --to postgres://…", () => {
     for (const [i, text] of ["Quokka migrations in the wild", "Wombat replicas \u0000 with a NUL", "Numbat backups"].entries()) {
       notes.push(await createNote(source.url, people[i % 2].key, { title: text, body: `Body ${i}: ${text}`, tags: [`t${i}`] }));
     }
+    replacement = await createNote(source.url, people[0].key, { title: "Numbat backups, corrected", body: "Body 2b", tags: ["t2"], supersedes: notes[2].id });
     expectStatus(await call(source.url, "POST", `/v1/posts/${notes[0].id}/vote`, { key: people[1].key, json: { vote: "up" } }), 200);
     expectStatus(await call(source.url, "POST", `/v1/posts/${notes[0].id}/comments`, { key: people[2].key, json: { body: "kept?" } }), 201);
+    // Issue 19: an idempotent write's stored answer moves with the data (a vote on one's own note: a stored 403 that changes nothing else).
+    keyedVote = await call(source.url, "POST", `/v1/posts/${notes[0].id}/vote`, { key: people[0].key, json: { vote: "down" }, headers: { "idempotency-key": "moved-key" } });
+    expectStatus(keyedVote, 403);
     expectStatus(await call(source.url, "GET", `/v1/public/posts/${notes[0].id}`, { headers: { accept: "text/html" } }), 200);
     await adminJson(source, "revoke", String(people[2].no));
     before = await adminJson(source, "stats");
@@ -47,12 +54,21 @@ describe.skipIf(!onPostgres)("cairn admin copy --to postgres://…", () => {
     expect(copyRun.code).toBe(0);
     const report = JSON.parse(copyRun.stdout);
     expect(report.tables.contributors.rows).toBe(3);
-    expect(report.tables.posts.rows).toBe(3);
+    expect(report.tables.posts.rows).toBe(4);
     expect(report.tables.comments.rows).toBe(1);
     expect(report.tables.votes.rows).toBe(1);
     for (const table of Object.values(report.tables) as { sha256: string }[]) expect(table.sha256).toMatch(/^[0-9a-f]{64}$/);
+    // The superseded note is not indexed, as on the engine itself.
     expect(report.search_indexed).toBe(3);
     expect(copyRun.stdout + copyRun.stderr).not.toContain(target);
+  });
+
+  test("an Idempotency-Key used before the move replays its first answer after it, and writes nothing", async () => {
+    expect(JSON.parse(copyRun.stdout).tables.idempotency_keys.rows).toBe(1);
+    const again = await call(moved.url, "POST", `/v1/posts/${notes[0].id}/vote`, { key: people[0].key, json: { vote: "down" }, headers: { "idempotency-key": "moved-key" } });
+    expect(again.status).toBe(403);
+    expect(again.text).toBe(keyedVote.text);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
   });
 
   test("after the move: keys work, revoked stays revoked, notes, votes, comments and counters are there", async () => {
@@ -69,7 +85,8 @@ describe.skipIf(!onPostgres)("cairn admin copy --to postgres://…", () => {
     expect((await call(moved.url, "GET", "/v1/me", { key: people[2].key })).status).toBe(401);
     for (const note of notes) {
       const read = await call(moved.url, "GET", `/v1/posts/${note.id}`, { key: people[0].key });
-      expect(read.data).toEqual(note.id === notes[0].id ? { ...note, score: 1, comment_count: 1 } : note);
+      const changed = note.id === notes[0].id ? { score: 1, comment_count: 1 } : note.id === notes[2].id ? { superseded_by: replacement.id } : {};
+      expect(read.data).toEqual({ ...note, ...changed });
     }
     const comments = await call(moved.url, "GET", `/v1/posts/${notes[0].id}/comments`, { key: people[0].key });
     expect(comments.data.comments.map((c: { body: string }) => c.body)).toEqual(["kept?"]);
@@ -83,6 +100,18 @@ describe.skipIf(!onPostgres)("cairn admin copy --to postgres://…", () => {
     const fresh = await createNote(moved.url, newcomer.key, { title: "After the move" });
     expectStatus(await call(moved.url, "DELETE", `/v1/posts/${fresh.id}`, { key: newcomer.key }), 200);
     expectStatus(await call(moved.url, "POST", `/v1/posts/${notes[1].id}/vote`, { key: newcomer.key, json: { vote: "down" } }), 200);
+  });
+
+  test("superseding and tag words survive the move: the superseded note stays out of search, its links stay", async () => {
+    const search = async (query: string) =>
+      (await call(moved.url, "POST", "/v1/search", { key: people[0].key, json: { query } })).data.results.map((r: { id: string }) => r.id);
+    expect(await search("numbat")).toEqual([replacement.id]);
+    expect(await search("tag:t2")).toEqual([replacement.id]);
+    expect(await search("tag:t0")).toEqual([notes[0].id]);
+    expect((await call(moved.url, "GET", `/v1/posts/${replacement.id}`, { key: people[0].key })).data.supersedes).toBe(notes[2].id);
+    // Deleting the newer note after the move puts the older one back.
+    expectStatus(await call(moved.url, "DELETE", `/v1/posts/${replacement.id}`, { key: people[0].key }), 200);
+    expect(await search("tag:t2")).toEqual([notes[2].id]);
   });
 
   test("a second copy into the same database, or into one holding other tables, is refused", async () => {

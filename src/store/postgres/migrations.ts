@@ -4,11 +4,15 @@
 // replicas that start together migrate once.
 import journal from "../../../drizzle/postgres/meta/_journal.json";
 import init from "../../../drizzle/postgres/0000_init.sql" with { type: "text" };
+import agents from "../../../drizzle/postgres/0001_agents.sql" with { type: "text" };
+import supersedeTags from "../../../drizzle/postgres/0002_supersede_tags.sql" with { type: "text" };
 import searchLog from "../../../drizzle/postgres/0003_search_log.sql" with { type: "text" };
 import { embeddedMigrations } from "../embedded-migrations.ts";
 
 const files: Record<string, string> = {
   "0000_init": init,
+  "0001_agents": agents,
+  "0002_supersede_tags": supersedeTags,
   "0003_search_log": searchLog,
 };
 

@@ -1,12 +1,14 @@
-// Notes on PostgreSQL: create (the duplicate check under a lock per author; the note, its vector and its search log row in one statement), read
-// (no cache: replicas share the database), delete, search (this replica's
-// in-memory postings, search.ts). The hot statements go straight to Bun.SQL:
-// a tagged template is prepared once per connection, and building the
-// Drizzle query each time cost more than running it.
-import type { SQL as BunSQL } from "bun";
-import type { DeleteOutcome, NewNote, NoteRecord, SearchRequest } from "../types.ts";
+// Notes on PostgreSQL: create (the duplicate and superseding checks under a
+// lock per author; the note, its vector, its tags and its search log row in
+// one statement), read (no cache: replicas share the database), delete,
+// search (this replica's in-memory postings, search.ts). The hot statements
+// go straight to Bun.SQL: a tagged template is prepared once per connection,
+// and building the Drizzle query each time cost more than running it.
+import type { ReservedSQL, SQL as BunSQL } from "bun";
+import type { DeleteOutcome, IdempotencyCompletion, NewNote, NoteRecord, OwnNoteRecord, SearchRequest, SupersedeRefusal } from "../types.ts";
 import { resultOrder } from "../../core/search/query.ts";
 import { transaction } from "./connection.ts";
+import { answeredOn, forgetNoteAnswersOn } from "./idempotency.ts";
 import { decodeText, encodeText } from "./schema.ts";
 import { LOG_TRIM_EVERY, trimLog } from "./search-log.ts";
 import { noteVector, type PostgresSearch } from "./search.ts";
@@ -21,6 +23,8 @@ interface NoteRow {
   score: number;
   comment_count: number;
   created_at: string;
+  supersedes: string | null;
+  superseded_by: string | null;
 }
 
 function toNote(row: NoteRow): NoteRecord {
@@ -33,6 +37,8 @@ function toNote(row: NoteRow): NoteRecord {
     score: row.score,
     commentCount: row.comment_count,
     createdAt: Number(row.created_at),
+    supersedes: row.supersedes,
+    supersededBy: row.superseded_by,
   };
 }
 
@@ -42,93 +48,212 @@ const AUTHOR_LOCK = 0x41555448;
 /** A list of keys as one bigint[] parameter. */
 const keyArray = (keys: number[]) => `{${keys.join(",")}}`;
 
+/** A list of strings as one jsonb parameter, read back as rows by jsonb_array_elements_text. */
+const jsonText = (values: string[]) => JSON.stringify(values);
+
+interface Links {
+  pk: string;
+  contributor_no: number;
+  supersedes: string | null;
+  superseded_by: string | null;
+}
+
+/** What a committed write hands this replica's postings: the log rows' newest seq and the vectors it added. */
+interface Logged {
+  seq: number;
+  added: Map<number, string>;
+}
+
 export class PostgresNotes {
   constructor(
     private readonly client: BunSQL,
     private readonly searchIndex: PostgresSearch,
   ) {}
 
-  async create(note: NewNote, isDuplicate: (latest: { title: string; body: string; tags: string[] }) => boolean) {
+  async create(
+    note: NewNote,
+    isDuplicate: (latest: { title: string; body: string; tags: string[] }) => boolean,
+    completion?: IdempotencyCompletion<NoteRecord | { duplicateOf: string } | SupersedeRefusal>,
+  ): Promise<NoteRecord | { duplicateOf: string } | SupersedeRefusal> {
     const vector = noteVector(note.title, note.tags, note.body);
-    const created = await transaction(this.client, async (tx, commitWith): Promise<{ note: NoteRecord; seq: number; pk: number } | { duplicateOf: string }> => {
+    type Outcome = { note: NoteRecord; logged: Logged } | { duplicateOf: string } | SupersedeRefusal;
+    const created = await transaction(this.client, async (tx, commitWith): Promise<Outcome> => {
       // A lock per author (an advisory lock: nothing is written for it)
-      // orders this author's creates across every replica: the duplicate
-      // check and the insert are one step. The latest note is read by a
-      // second statement (sent at once, run after the lock is held), so its
-      // snapshot holds a racing create that just committed.
+      // orders this author's creates and deletes across every replica: the
+      // duplicate check, the superseding check and the insert are one step.
+      // The latest note is read by a second statement (sent at once, run
+      // after the lock is held), so its snapshot holds a racing create that just committed.
       const [, [latest]] = (await Promise.all([
         tx`SELECT pg_advisory_xact_lock(${AUTHOR_LOCK}, ${note.contributorNo})`,
         tx`SELECT id, title, body, tags FROM posts WHERE contributor_no = ${note.contributorNo} ORDER BY pk DESC LIMIT 1`,
       ])) as [unknown, { id: string; title: string; body: string; tags: string[] }[]];
-      if (latest && isDuplicate({ title: decodeText(latest.title), body: decodeText(latest.body), tags: [...latest.tags] })) return { duplicateOf: latest.id };
-      const [row] = (await commitWith(tx`
+      if (latest && isDuplicate({ title: decodeText(latest.title), body: decodeText(latest.body), tags: [...latest.tags] }))
+        return answeredOn(tx, completion, { duplicateOf: latest.id });
+      const older = note.supersedes ? await lockLinks(tx, note.supersedes) : null;
+      if (note.supersedes) {
+        if (!older) return answeredOn(tx, completion, { supersedeMissing: true } as SupersedeRefusal);
+        if (older.contributor_no !== note.contributorNo) return answeredOn(tx, completion, { supersedeForbidden: true } as SupersedeRefusal);
+        if (older.superseded_by !== null) return answeredOn(tx, completion, { alreadySupersededBy: older.superseded_by });
+      }
+      // The plain create (the usual case) sends COMMIT with its one statement; with more to do, COMMIT comes after.
+      const last = !older && !completion;
+      const insert = tx`
         WITH note AS (
-          INSERT INTO posts (id, contributor_no, title, body, tags, created_at)
+          INSERT INTO posts (id, contributor_no, title, body, tags, created_at, supersedes)
           VALUES (${note.id}, ${note.contributorNo}, ${encodeText(note.title)}, ${encodeText(note.body)},
-                  ARRAY(SELECT jsonb_array_elements_text(${JSON.stringify(note.tags)}::text::jsonb)), ${note.createdAt})
+                  ARRAY(SELECT jsonb_array_elements_text(${jsonText(note.tags)}::text::jsonb)), ${note.createdAt}, ${note.supersedes ?? null})
           RETURNING pk, score, comment_count
         ), vector AS (
           INSERT INTO search_vectors (pk, vector) SELECT pk, ${vector} FROM note
+        ), tagged AS (
+          INSERT INTO note_tags (tag, post_pk, score, created_at)
+          SELECT DISTINCT t, note.pk, note.score, ${note.createdAt}::bigint FROM note, jsonb_array_elements_text(${jsonText(note.tags)}::text::jsonb) t
         ), logged AS (
           INSERT INTO search_log (pk) SELECT pk FROM note RETURNING seq
         )
-        SELECT note.pk, note.score, note.comment_count, logged.seq FROM note, logged`)) as { pk: string; score: number; comment_count: number; seq: string }[];
-      return {
-        seq: Number(row.seq),
-        pk: Number(row.pk),
-        note: {
-          id: note.id,
-          contributorNo: note.contributorNo,
-          title: note.title,
-          body: note.body,
-          tags: note.tags,
-          score: row.score,
-          commentCount: row.comment_count,
-          createdAt: note.createdAt,
-        },
+        SELECT note.pk, note.score, note.comment_count, logged.seq FROM note, logged`;
+      const [row] = (await (last ? commitWith(insert) : insert)) as { pk: string; score: number; comment_count: number; seq: string }[];
+      const logged: Logged = { seq: Number(row.seq), added: new Map([[Number(row.pk), vector]]) };
+      if (older) {
+        // The older note leaves search: its vector, its tags, a remove row in the log (as a delete writes).
+        const [gone] = (await tx`
+          WITH marked AS (UPDATE posts SET superseded_by = ${note.id} WHERE pk = ${older.pk}),
+               tags AS (DELETE FROM note_tags WHERE post_pk = ${older.pk}),
+               vector AS (DELETE FROM search_vectors WHERE pk = ${older.pk} RETURNING pk, vector),
+               logged AS (INSERT INTO search_log (pk, removed) SELECT pk, vector FROM vector RETURNING seq)
+          SELECT seq FROM logged`) as { seq: string }[];
+        if (gone) logged.seq = Math.max(logged.seq, Number(gone.seq));
+      }
+      const record: NoteRecord = {
+        id: note.id,
+        contributorNo: note.contributorNo,
+        title: note.title,
+        body: note.body,
+        tags: note.tags,
+        score: row.score,
+        commentCount: row.comment_count,
+        createdAt: note.createdAt,
+        supersedes: note.supersedes ?? null,
+        supersededBy: null,
       };
+      return { note: await answeredOn(tx, completion, record), logged };
     });
-    if ("duplicateOf" in created) return created;
-    this.written(created.seq, created.pk, vector);
+    if (!("note" in created)) return created;
+    this.written(created.logged);
     return created.note;
   }
 
-  /** After a write that logged row `seq` committed (a create: with its key and vector): this replica's next search finds it; the log is trimmed now and then. */
-  private written(seq: number, pk?: number, vector?: string): void {
-    this.searchIndex.memory.committed(pk === undefined ? undefined : new Map([[pk, vector!]]));
-    if (seq % LOG_TRIM_EVERY === 0) void trimLog(this.client, seq).catch(() => {});
+  /** After a write that logged rows up to `seq` committed (with the vectors it added): this replica's next search finds them; the log is trimmed now and then. */
+  private written(logged: Logged): void {
+    this.searchIndex.memory.committed(logged.added.size > 0 ? logged.added : undefined);
+    if (logged.seq % LOG_TRIM_EVERY === 0) void trimLog(this.client, logged.seq).catch(() => {});
+  }
+
+  /** Newest first below `beforePk`, by the (contributor_no, pk) index: a page costs its rows, whatever the offset. */
+  async listOwn(contributorNo: number, beforePk: number | null, limit: number): Promise<OwnNoteRecord[]> {
+    const rows = (await this.client`
+      SELECT pk, id, title, tags, score, comment_count, supersedes, superseded_by, created_at FROM posts
+       WHERE contributor_no = ${contributorNo} AND pk < ${beforePk ?? Number.MAX_SAFE_INTEGER}
+       ORDER BY pk DESC LIMIT ${limit}`) as { pk: string; id: string; title: string; tags: string[]; score: number; comment_count: number; supersedes: string | null; superseded_by: string | null; created_at: string }[];
+    return rows.map((row) => ({
+      pk: Number(row.pk),
+      id: row.id,
+      title: decodeText(row.title),
+      tags: [...row.tags],
+      score: row.score,
+      commentCount: row.comment_count,
+      supersedes: row.supersedes,
+      supersededBy: row.superseded_by,
+      createdAt: Number(row.created_at),
+    }));
   }
 
   async get(id: string): Promise<NoteRecord | null> {
-    const [row] = (await this.client`SELECT id, contributor_no, title, body, tags, score, comment_count, created_at FROM posts WHERE id = ${id}`) as NoteRow[];
+    const [row] = (await this.client`
+      SELECT pk, id, contributor_no, title, body, tags, score, comment_count, created_at, supersedes, superseded_by FROM posts WHERE id = ${id}`) as NoteRow[];
     return row ? toNote(row) : null;
   }
 
   async delete(id: string, contributorNo: number): Promise<DeleteOutcome> {
-    const outcome = await transaction(this.client, async (tx, commitWith): Promise<DeleteOutcome | number> => {
-      const [note] = (await tx`SELECT pk, contributor_no FROM posts WHERE id = ${id} FOR UPDATE`) as { pk: string; contributor_no: number }[];
+    const outcome = await transaction(this.client, async (tx, commitWith): Promise<DeleteOutcome | Logged> => {
+      const [author] = (await tx`SELECT contributor_no FROM posts WHERE id = ${id}`) as { contributor_no: number }[];
+      if (!author) return "missing";
+      if (author.contributor_no !== contributorNo) return "not_author";
+      // The author's lock first, as a create takes it: every change to a chain of superseding
+      // notes (one author's) is then ordered, and no two transactions lock its notes in opposite orders.
+      await tx`SELECT pg_advisory_xact_lock(${AUTHOR_LOCK}, ${contributorNo})`;
+      const note = await lockLinks(tx, id);
       if (!note) return "missing";
-      if (note.contributor_no !== contributorNo) return "not_author";
+      const logged: Logged = { seq: 0, added: new Map() };
+      if (note.supersedes !== null) await restore(tx, note.supersedes, id, logged);
+      if (note.superseded_by !== null) await tx`UPDATE posts SET supersedes = NULL WHERE id = ${note.superseded_by} AND supersedes = ${id}`;
+      await forgetNoteAnswersOn(tx, id);
       // Comments and votes go by ON DELETE CASCADE; the log row carries the removed vector (its row is gone).
       const [row] = (await commitWith(tx`
         WITH note AS (DELETE FROM posts WHERE pk = ${note.pk}),
              vector AS (DELETE FROM search_vectors WHERE pk = ${note.pk} RETURNING pk, vector),
              logged AS (INSERT INTO search_log (pk, removed) SELECT pk, vector FROM vector RETURNING seq)
         SELECT seq FROM logged`)) as { seq: string }[];
-      return row ? Number(row.seq) : 0;
+      if (row) logged.seq = Math.max(logged.seq, Number(row.seq));
+      return logged;
     });
-    if (typeof outcome !== "number") return outcome;
-    if (outcome > 0) this.written(outcome);
+    if (typeof outcome === "string") return outcome;
+    if (outcome.seq > 0) this.written(outcome);
     return "deleted";
   }
 
   async search(request: SearchRequest): Promise<NoteRecord[]> {
+    if (request.tags.length > 0 && request.words.length === 0) {
+      // Tag words only: the best-scored notes carrying every tag (net score, then newest).
+      const pks = await this.searchIndex.bestTagged(request);
+      const rows = new Map((await this.rows(pks)).map((note) => [note.pk, note]));
+      return pks.flatMap((pk) => {
+        const found = rows.get(pk);
+        if (!found) return [];
+        const { pk: _, ...note } = found;
+        return [note];
+      });
+    }
     const ranked = await this.searchIndex.rank(request);
     if (ranked.length === 0) return [];
+    return resultOrder(ranked, await this.rows(ranked.map((r) => r.key)), request.limit).map(({ pk: _, ...note }) => note);
+  }
+
+  private async rows(pks: number[]): Promise<(NoteRecord & { pk: number })[]> {
+    if (pks.length === 0) return [];
     const rows = (await this.client`
-      SELECT pk, id, contributor_no, title, body, tags, score, comment_count, created_at
-        FROM posts WHERE pk = ANY(${keyArray(ranked.map((r) => r.key))}::bigint[])`) as NoteRow[];
-    const notes = rows.map((row) => ({ ...toNote(row), pk: Number(row.pk), createdAt: Number(row.created_at) }));
-    return resultOrder(ranked, notes, request.limit).map(({ pk: _, ...note }) => note);
+      SELECT pk, id, contributor_no, title, body, tags, score, comment_count, created_at, supersedes, superseded_by
+        FROM posts WHERE pk = ANY(${keyArray(pks)}::bigint[])`) as NoteRow[];
+    return rows.map((row) => ({ ...toNote(row), pk: Number(row.pk) }));
+  }
+}
+
+/** A note's author and links, row-locked for the transaction; null when it does not exist. */
+async function lockLinks(tx: ReservedSQL, id: string): Promise<Links | null> {
+  const [row] = (await tx`SELECT pk, contributor_no, supersedes, superseded_by FROM posts WHERE id = ${id} FOR UPDATE`) as Links[];
+  return row ?? null;
+}
+
+/**
+ * Inside the delete of note `id`: the note it superseded (`olderId`) goes
+ * back into search: its vector, its tags and an add row in the log (as a create writes).
+ */
+async function restore(tx: ReservedSQL, olderId: string, id: string, logged: Logged): Promise<void> {
+  const [restored] = (await tx`
+    UPDATE posts SET superseded_by = NULL WHERE id = ${olderId} AND superseded_by = ${id}
+    RETURNING pk, title, body, tags, score, created_at`) as { pk: string; title: string; body: string; tags: string[]; score: number; created_at: string }[];
+  if (!restored) return;
+  const vector = noteVector(decodeText(restored.title), [...restored.tags], decodeText(restored.body));
+  const [row] = (await tx`
+    WITH vector AS (INSERT INTO search_vectors (pk, vector) VALUES (${restored.pk}, ${vector}) ON CONFLICT (pk) DO NOTHING RETURNING pk),
+         tagged AS (
+           INSERT INTO note_tags (tag, post_pk, score, created_at)
+           SELECT DISTINCT t, ${restored.pk}::bigint, ${restored.score}::int, ${restored.created_at}::bigint FROM jsonb_array_elements_text(${jsonText([...restored.tags])}::text::jsonb) t
+           ON CONFLICT DO NOTHING),
+         logged AS (INSERT INTO search_log (pk) SELECT pk FROM vector RETURNING seq)
+    SELECT seq FROM logged`) as { seq: string }[];
+  if (row) {
+    logged.seq = Math.max(logged.seq, Number(row.seq));
+    logged.added.set(Number(restored.pk), vector);
   }
 }

@@ -8,15 +8,19 @@
 // While a replica builds its postings (or when they would not fit
 // SEARCH_MEMORY_MB) it answers from the table itself: every note holding a
 // query term is read and scored by the shared scorer, exact and slower.
+// Tag words (core/search/tagged.ts) take the tagged notes from note_tags
+// (note-tags.ts) on both paths.
 import type { SQL as BunSQL } from "bun";
 import { termVector } from "../../core/search/analyzer.ts";
 import { rankInMemory } from "../../core/search/maxscore.ts";
 import type { MemoryIndex } from "../../core/search/memory-index.ts";
 import { queryTerms, type SearchRequest } from "../../core/search/query.ts";
-import { idf, scoreVector, TopK, type Ranked } from "../../core/search/ranking.ts";
+import { idf, scoreVector, TopK, type CorpusStats, type Ranked } from "../../core/search/ranking.ts";
+import { MEMORY_DIRECT_COST, rankTagged, type TaggedRanking } from "../../core/search/tagged.ts";
 import { encodeVector } from "../../core/search/vector.ts";
 import { SearchFollower } from "../search-follower.ts";
 import { transaction } from "./connection.ts";
+import { bestTagged, taggedNotes } from "./note-tags.ts";
 import { PostgresSearchLog } from "./search-log.ts";
 
 /** How often a replica reads the log without being asked: another replica's writes are searchable within this (plus a read). */
@@ -39,67 +43,125 @@ export class PostgresSearch {
     this.memory = new SearchFollower(new PostgresSearchLog(client), budgetBytes, { followEverySearch: false, pollMs: SEARCH_FOLLOW_MS });
   }
 
-  /** The best notes' keys for the request, with their relevance (ties with the last included). */
+  /** The best notes' keys for the request, with their relevance (ties with the last included); a request of tag words only: see bestTagged. */
   async rank(request: SearchRequest): Promise<Ranked[]> {
     if (request.words.length === 0 || request.limit <= 0) return [];
     const memory = await this.memory.current();
+    if (request.tags.length > 0) return memory ? this.rankTaggedMemory(memory, request) : this.rankFromTable(request);
     return memory ? rankMemory(memory, request) : this.rankFromTable(request);
+  }
+
+  /** A query of tag words only: the keys of the best-scored notes carrying every tag (net score, then newest). */
+  bestTagged(request: SearchRequest): Promise<number[]> {
+    if (request.limit <= 0) return Promise.resolve([]);
+    return bestTagged(this.client, request.tags, request.limit);
+  }
+
+  /** Words with tag words over the postings: statistics from them, the tagged notes' vectors from the table when few. */
+  private async rankTaggedMemory(memory: MemoryIndex, request: SearchRequest): Promise<Ranked[]> {
+    const ranking: TaggedRanking = {
+      terms: memoryTerms(memory),
+      vectors: {
+        corpus: () => ({ notes: memory.notes, lengthSums: [...memory.lengthSums] as CorpusStats["lengthSums"] }),
+        tierCounts: memoryTerms(memory).tierCounts,
+        vectors: (keys) => vectorsOf(this.client, keys),
+      },
+      rankFiltered: (terms, k, accept) => rankInMemory(memory, terms, k, (ordinal) => accept(memory.keyOf(ordinal))),
+      directCost: MEMORY_DIRECT_COST,
+    };
+    return rankTagged(ranking, request.words, await taggedNotes(this.client, request.tags), request.limit);
   }
 
   /**
    * Exhaustive over the table, in one snapshot: the corpus sizes, how many
-   * notes hold each term, then every note holding one, scored by the shared
-   * scorer (scoreVector sums the same shares in the same order as MaxScore).
+   * notes hold each term, then every note holding one (with tag words: every
+   * note also carrying the tags), scored by the shared scorer (scoreVector
+   * sums the same shares in the same order as MaxScore).
    */
   private rankFromTable(request: SearchRequest): Promise<Ranked[]> {
     return transaction(this.client, async (tx) => {
-      const [corpus] = (await tx`
+      const source = tableSource(tx);
+      const corpus = await source.corpus();
+      if (corpus.notes === 0) return [];
+      const rankAll = async (terms: string[], k: number, accept?: (key: number) => boolean) => {
+        const counts = await source.tierCounts(terms);
+        const query = terms.flatMap((term, i) => (counts[i][0] > 0 ? [{ term, idf: idf(corpus.notes, counts[i][0]) }] : []));
+        if (query.length === 0) return [];
+        const averages = corpus.lengthSums.map((sum) => Math.max(sum / corpus.notes, 1e-9)) as [number, number, number];
+        const rows = (await tx`
+          SELECT pk, vector FROM search_vectors
+           WHERE vector LIKE ANY (ARRAY(SELECT jsonb_array_elements_text(${JSON.stringify(query.map((q) => holding(q.term)))}::text::jsonb)))`) as { pk: string; vector: string }[];
+        const top = new TopK(k);
+        for (const row of rows) {
+          const key = Number(row.pk);
+          if (!accept || accept(key)) top.offer(key, scoreVector(row.vector, query, averages));
+        }
+        return top.items;
+      };
+      if (request.tags.length > 0) {
+        const ranking: TaggedRanking = { terms: source, vectors: source, rankFiltered: rankAll, directCost: 1 };
+        return rankTagged(ranking, request.words, await taggedNotes(tx, request.tags), request.limit);
+      }
+      return rankAll(await queryTerms(source, request.words), request.limit);
+    }, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+  }
+}
+
+/**
+ * The table's answers to the query step and the scorer, in the snapshot of
+ * `tx`: corpus sizes summed from the vectors' lengths, term counts and typo
+ * vocabulary by matching the vectors' text (each count asked once).
+ */
+function tableSource(tx: BunSQL) {
+  const counted = new Map<string, number>();
+  let corpus: CorpusStats | undefined;
+  return {
+    corpus: async (): Promise<CorpusStats> => {
+      if (corpus) return corpus;
+      const [row] = (await tx`
         SELECT count(*)::float8 AS notes,
                coalesce(sum(split_part(split_part(vector, ' ', 1), ',', 1)::int), 0)::float8 AS title,
                coalesce(sum(split_part(split_part(vector, ' ', 1), ',', 2)::int), 0)::float8 AS tags,
                coalesce(sum(split_part(split_part(vector, ' ', 1), ',', 3)::int), 0)::float8 AS body
           FROM search_vectors`) as { notes: number; title: number; tags: number; body: number }[];
-      if (corpus.notes === 0) return [];
-      const counted = new Map<string, number>();
-      const source = {
-        tierCounts: async (terms: string[]) => {
-          const missing = terms.filter((term) => !counted.has(term));
-          if (missing.length > 0) {
-            const rows = (await tx`
-              SELECT t.term, (SELECT count(*) FROM search_vectors WHERE vector LIKE t.pattern)::int AS notes
-                FROM jsonb_to_recordset(${JSON.stringify(missing.map((term) => ({ term, pattern: holding(term) })))}::text::jsonb) AS t(term text, pattern text)`) as { term: string; notes: number }[];
-            for (const row of rows) counted.set(row.term, row.notes);
-          }
-          return terms.map((term) => [counted.get(term) ?? 0]);
-        },
-        vocabulary: async (from: string, to: string) =>
-          (await tx`
-            SELECT m[1] AS term, count(*)::int AS doc
-              FROM search_vectors, regexp_matches(vector, ${` (${prefixPattern(from, to)}[^ :]*):`}, 'g') m
-             WHERE m[1] >= ${from} AND m[1] < ${to} GROUP BY m[1]`) as { term: string; doc: number }[],
-      };
-      const terms = await queryTerms(source, request.words);
-      const counts = await source.tierCounts(terms);
-      const query = terms.flatMap((term, i) => (counts[i][0] > 0 ? [{ term, idf: idf(corpus.notes, counts[i][0]) }] : []));
-      if (query.length === 0) return [];
-      const averages: [number, number, number] = [corpus.title, corpus.tags, corpus.body].map((sum) => Math.max(sum / corpus.notes, 1e-9)) as [number, number, number];
-      const rows = (await tx`
-        SELECT pk, vector FROM search_vectors
-         WHERE vector LIKE ANY (ARRAY(SELECT jsonb_array_elements_text(${JSON.stringify(query.map((q) => holding(q.term)))}::text::jsonb)))`) as { pk: string; vector: string }[];
-      const top = new TopK(request.limit);
-      for (const row of rows) top.offer(Number(row.pk), scoreVector(row.vector, query, averages));
-      return top.items;
-    }, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
-  }
+      return (corpus = { notes: row.notes, lengthSums: [row.title, row.tags, row.body] });
+    },
+    tierCounts: async (terms: string[]) => {
+      const missing = terms.filter((term) => !counted.has(term));
+      if (missing.length > 0) {
+        const rows = (await tx`
+          SELECT t.term, (SELECT count(*) FROM search_vectors WHERE vector LIKE t.pattern)::int AS notes
+            FROM jsonb_to_recordset(${JSON.stringify(missing.map((term) => ({ term, pattern: holding(term) })))}::text::jsonb) AS t(term text, pattern text)`) as { term: string; notes: number }[];
+        for (const row of rows) counted.set(row.term, row.notes);
+      }
+      return terms.map((term) => [counted.get(term) ?? 0]);
+    },
+    vocabulary: async (from: string, to: string) =>
+      (await tx`
+        SELECT m[1] AS term, count(*)::int AS doc
+          FROM search_vectors, regexp_matches(vector, ${` (${prefixPattern(from, to)}[^ :]*):`}, 'g') m
+         WHERE m[1] >= ${from} AND m[1] < ${to} GROUP BY m[1]`) as { term: string; doc: number }[],
+    vectors: (keys: number[]) => vectorsOf(tx, keys),
+  };
+}
+
+/** The stored vectors of these notes (those still indexed). */
+async function vectorsOf(sql: BunSQL, keys: number[]): Promise<{ key: number; vector: string }[]> {
+  const rows = (await sql`SELECT pk, vector FROM search_vectors WHERE pk = ANY(${`{${keys.join(",")}}`}::bigint[])`) as { pk: string; vector: string }[];
+  return rows.map((row) => ({ key: Number(row.pk), vector: row.vector }));
+}
+
+/** Term counts and typo vocabulary from the postings. */
+function memoryTerms(memory: MemoryIndex) {
+  return {
+    tierCounts: (terms: string[]) => terms.map((term) => [memory.notesWith(term)]),
+    vocabulary: (from: string, to: string) => memory.vocabulary(from, to),
+  };
 }
 
 /** The shared MaxScore over the postings; query words and typo correction from the same postings. */
 async function rankMemory(memory: MemoryIndex, request: SearchRequest): Promise<Ranked[]> {
-  const source = {
-    tierCounts: (terms: string[]) => terms.map((term) => [memory.notesWith(term)]),
-    vocabulary: (from: string, to: string) => memory.vocabulary(from, to),
-  };
-  return rankInMemory(memory, await queryTerms(source, request.words), request.limit);
+  return rankInMemory(memory, await queryTerms(memoryTerms(memory), request.words), request.limit);
 }
 
 /** The literal prefix every term in [from, to) starts with, as a regular expression (terms are letters, digits and marks). */
