@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { PostgresStore } from "../src/store/postgres/store.ts";
 import { SqliteStore } from "../src/store/sqlite/store.ts";
 import { freshDatabase } from "../test/helpers/postgres.ts";
-import { benchArgs, getNoteLua, keyListLua, parseWrk, searchLua, startServer, wrkArgv, type Figures } from "./wrk.ts";
+import { benchArgs, BREAKERS_OFF, getNoteLua, keyListLua, parseWrk, searchLua, wrkArgv, type Figures } from "./wrk.ts";
 
 const args = benchArgs();
 const notes = Number(args.notes ?? 20_000);
@@ -42,7 +42,31 @@ const copy = Bun.spawnSync([binary, "admin", "copy", "--to", url], { env: { ...p
 if (copy.exitCode !== 0) throw new Error(`copy failed: ${copy.stderr.toString()}`);
 const copyMs = performance.now() - copyStarted;
 
-const serve = async (port: number, env: Record<string, string>) => (await startServer(binary, port, dataDir, env)).proc;
+/**
+ * A server, returned once its search postings are built (search is measured
+ * on them, not on the database's index they are built from): its log is read
+ * until it says so, then drained.
+ */
+async function serve(port: number, env: Record<string, string>) {
+  const proc = Bun.spawn([binary, "serve"], {
+    env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", DATA_DIR: dataDir, LOG_LEVEL: "info", ...BREAKERS_OFF, ...env },
+    stdout: "pipe",
+    stderr: "inherit",
+  });
+  const reader = proc.stdout.getReader();
+  const decoder = new TextDecoder();
+  let log = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`server on ${port} ended before its search postings were built:\n${log}`);
+    log += decoder.decode(value);
+    if (log.includes('"listening"') && (!log.includes("search answers from the database index") || log.includes("search postings are in memory"))) break;
+  }
+  void (async () => {
+    while (!(await reader.read()).done);
+  })();
+  return proc;
+}
 
 /** wrk against each URL at once (connections split between them); req/s summed, latencies the worst. */
 /** `script` may depend on the wrk process's index, so two processes never send the same note (a 409). */

@@ -47,7 +47,7 @@ await store.searchIndex.memory.loaded();
 const memory = store.searchIndex.memory;
 console.log(
   memory.offReason === null
-    ? `in-memory postings: built in ${((performance.now() - buildStarted) / 1000).toFixed(1)} s (with migrate), ~${Math.round(memory.current()!.bytes / 1048576)} MB estimated, RSS ${Math.round(process.memoryUsage().rss / 1048576)} MB`
+    ? `in-memory postings: built in ${((performance.now() - buildStarted) / 1000).toFixed(1)} s (with migrate), ~${Math.round((await memory.current())!.bytes / 1048576)} MB estimated, RSS ${Math.round(process.memoryUsage().rss / 1048576)} MB`
     : `in-memory postings off: ${memory.offReason}`,
 );
 const index = store.searchIndex;

@@ -11,7 +11,7 @@ const dir = process.argv[2];
 const store = new SqliteStore({ dataDir: dir, searchMemoryBytes: 4096 * 1048576 });
 await store.migrate();
 await store.searchIndex.memory.loaded();
-const index = store.searchIndex.memory.current()!;
+const index = (await store.searchIndex.memory.current())!;
 const queries = (JSON.parse(readFileSync(`${dir}/keys.json`, "utf8")) as { queries: string[] }).queries;
 const src = { tierCounts: (t: string[]) => t.map((x) => [index.notesWith(x)]), vocabulary: (a: string, b: string) => store.searchIndex.vocabulary(a, b) };
 const rows: [number, string, string][] = [];

@@ -13,7 +13,7 @@ export function benchArgs(): Record<string, string> {
   );
 }
 
-const BREAKERS_OFF = { POSTS_PER_HOUR: "0", SEARCHES_PER_HOUR: "0", VOTES_PER_HOUR: "0", COMMENTS_PER_HOUR: "0" };
+export const BREAKERS_OFF = { POSTS_PER_HOUR: "0", SEARCHES_PER_HOUR: "0", VOTES_PER_HOUR: "0", COMMENTS_PER_HOUR: "0" };
 
 /** `binary serve` on 127.0.0.1:port with the breakers off, once it answers ready; start-up time included. */
 export async function startServer(binary: string, port: number, dataDir: string, extraEnv: Record<string, string> = {}) {

@@ -16,7 +16,9 @@ if (!collection) throw new Error(`collection ${name} not found`);
 const loaded = await loadCollection(collection);
 const url = await freshDatabase("quality");
 const copied = await copySqliteToPostgres(loaded.dataDir, url);
-const pg = new PostgresStore({ url, poolSize: 2 });
+const pg = new PostgresStore({ url, poolSize: 2, searchMemoryBytes: 1024 * 1024 * 1024 });
+await pg.migrate();
+await pg.searchMemoryBuilt();
 
 const run = async (search: (text: string) => Promise<string[]>) => {
   const results = new Map<string, string[]>();
@@ -29,7 +31,7 @@ const run = async (search: (text: string) => Promise<string[]>) => {
   times.sort((a, b) => a - b);
   return { results, p50: times[Math.floor(times.length / 2)], p99: times[Math.floor(times.length * 0.99)] };
 };
-const via = (store: { search: typeof pg.search }) => async (text: string) => {
+const via = (store: { search: PostgresStore["search"] }) => async (text: string) => {
   const request = searchRequest(text, K);
   return request.words.length > 0 ? (await store.search(request)).map((note) => loaded.keyById.get(note.id)!) : [];
 };

@@ -96,12 +96,15 @@ export async function copySqliteToPostgres(dataDir: string, url: string, options
     await pg.begin(async (tx) => {
       await tx.unsafe(`LOCK TABLE ${ENGINE_TABLES.join(", ")} IN EXCLUSIVE MODE`);
       for (const table of ENGINE_TABLES) {
+        if (table === "search_log_trim") continue; // one row from its migration, data or not
         const [{ n }] = (await tx.unsafe(`SELECT count(*)::int AS n FROM ${table}`)) as { n: number }[];
         if (n > 0) throw new CopyRefused(`the target database already holds Cairn data (${n} rows in ${table}); copy into a new, empty database`);
       }
       // Emptied in this transaction, the tables take COPY … FREEZE: rows written
       // frozen and pages marked all-visible, so no VACUUM has to visit them after.
       await tx.unsafe(`TRUNCATE ${ENGINE_TABLES.join(", ")}`);
+      // The copied notes are not in the search log: a replica already running on this database builds its postings again.
+      await tx.unsafe("INSERT INTO search_log_trim (upto) VALUES (pg_current_xact_id())");
       const foreignKeys = await dropForeignKeys(tx);
       for (const spec of TABLES) {
         hashes.set(spec.name, await copyTable(tx, sqlite, spec, pageRows, progress.step(spec.name, sizes.get(spec.name)!)));

@@ -31,6 +31,7 @@ describe.skipIf(!onPostgres)("two replicas on one PostgreSQL database", () => {
       SMTP_URL: sink.url,
       EMAIL_FROM: "cairn@example.org",
       WELCOME_MAILS_PER_ADDRESS_PER_DAY: "0",
+      SEARCH_RESULTS: "100",
     };
     // Started together on an empty database: both migrate, under the advisory lock, once.
     [a, b] = await Promise.all([startServer({ env }), startServer({ env })]);
@@ -44,6 +45,21 @@ describe.skipIf(!onPostgres)("two replicas on one PostgreSQL database", () => {
   });
 
   const get = (server: RunningServer, id: string, key = reader.key) => call(server.url, "GET", `/v1/posts/${id}`, { key });
+  const searchIds = async (server: RunningServer, query: string): Promise<string[]> => {
+    const res = await call(server.url, "POST", "/v1/search", { key: reader.key, json: { query } });
+    expectStatus(res, 200);
+    return res.data.results.map((r: { id: string }) => r.id);
+  };
+  /** The ids a search answers once `done` holds, trying for up to `ms` (another replica's writes: within a second). */
+  const searchUntil = async (server: RunningServer, query: string, done: (ids: string[]) => boolean, ms = 1_000) => {
+    const deadline = Date.now() + ms;
+    let ids = await searchIds(server, query);
+    while (!done(ids) && Date.now() < deadline) {
+      await Bun.sleep(20);
+      ids = await searchIds(server, query);
+    }
+    return ids;
+  };
 
   test("both started on one empty database and name the engine in their start-up line, never the URL", () => {
     for (const server of [a, b]) {
@@ -70,16 +86,39 @@ describe.skipIf(!onPostgres)("two replicas on one PostgreSQL database", () => {
     const me = await call(b.url, "GET", "/v1/me", { key: author.key });
     expect(me.data.recent_posts[0].id).toBe(note.id);
 
-    const found = await call(b.url, "POST", "/v1/search", { key: reader.key, json: { query: note.title } });
-    expect(found.data.results[0].id).toBe(note.id);
+    // Search follows another replica's writes within a second (each replica's postings follow search_log).
+    const found = await searchUntil(b, note.title, (ids) => ids[0] === note.id);
+    expect(found[0]).toBe(note.id);
 
     expectStatus(await call(b.url, "DELETE", `/v1/posts/${note.id}`, { key: author.key }), 200);
     for (const server of [a, b]) {
       expectError(await get(server, note.id), 404, "not_found");
       expectError(await call(server.url, "GET", `/v1/public/posts/${note.id}`), 404, "not_found");
     }
-    const gone = await call(a.url, "POST", "/v1/search", { key: reader.key, json: { query: note.title } });
-    expect(gone.data.results.map((r: { id: string }) => r.id)).not.toContain(note.id);
+    const gone = await searchUntil(a, note.title, (ids) => !ids.includes(note.id));
+    expect(gone).not.toContain(note.id);
+  });
+
+  test("a burst of writes through one replica: the other finds every note within a second, and every delete is gone within a second", async () => {
+    const word = `burst${unique().replace(/[^a-z0-9]/gi, "").toLowerCase()}`;
+    const writers = await Promise.all(Array.from({ length: 10 }, () => register(a.url)));
+    const burst = await Promise.all(
+      Array.from({ length: 60 }, (_, i) => createNote(a.url, writers[i % writers.length].key, { title: `Burst ${i} ${word}`, body: `burst note ${i} about ${word}` })),
+    );
+    const written = Date.now();
+    // Its own writes: on the writer's very next search.
+    expect((await searchIds(a, word)).length).toBe(60);
+    const seen = await searchUntil(b, word, (ids) => ids.length === 60, 1_000);
+    expect(Date.now() - written).toBeLessThan(1_500); // one second, plus the last request's own time on a busy test machine
+    expect(new Set(seen)).toEqual(new Set(burst.map((note) => note.id)));
+
+    const doomed = burst.slice(0, 30);
+    await Promise.all(doomed.map((note, i) => call(a.url, "DELETE", `/v1/posts/${note.id}`, { key: writers[i % writers.length].key })));
+    const deleted = Date.now();
+    expect((await searchIds(a, word)).length).toBe(30);
+    const left = await searchUntil(b, word, (ids) => ids.length === 30, 1_000);
+    expect(Date.now() - deleted).toBeLessThan(1_500);
+    expect(new Set(left)).toEqual(new Set(burst.slice(30).map((note) => note.id)));
   });
 
   test("a revoke is refused on the very next request at both replicas; activate restores it at both", async () => {

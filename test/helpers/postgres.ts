@@ -3,6 +3,11 @@
 // as root), its own port and socket directory, stopped when the test process
 // exits. One cluster per test process (started on first use); each suite asks
 // for a fresh database in it (`freshDatabase`).
+// `bun test` may end without running exit hooks (a crash, a kill, a hung
+// worker), so a watchdog child stops the cluster and removes its directory
+// once the test process is gone, however it ended. `bun run test` passes
+// CAIRN_PG_RUN, which names the directories (`cairn-pg-<run>-…`), and then
+// checks that no cluster of that run outlives it (test/helpers/leftover-postgres.ts).
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
@@ -49,6 +54,35 @@ function extraSettings(): string[] {
   return (process.env.CAIRN_TEST_PG_SETTINGS ?? "").split(/\s+/).filter(Boolean).flatMap((setting) => ["-c", setting]);
 }
 
+/** Temporary directory prefix of a cluster: `cairn-pg-`, plus the run's id when `bun run test` gave one. */
+export const clusterDirPrefix = (run?: string) => (run ? `cairn-pg-${run}-` : "cairn-pg-");
+
+/**
+ * Stops the cluster (immediate shutdown) and removes its directory once the
+ * test process has gone, by any exit: a detached shell that polls the
+ * parent, deaf to the terminal's Ctrl-C and hang-up so it outlives the run.
+ */
+const WATCHDOG = `
+trap '' INT TERM HUP
+parent=$1; pg=$2; dir=$3
+while kill -0 "$parent" 2>/dev/null; do sleep 0.3; done
+kill -QUIT "$pg" 2>/dev/null
+i=0
+while kill -0 "$pg" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+kill -KILL "$pg" 2>/dev/null
+rm -rf "$dir"
+`;
+
+function startWatchdog(postgresPid: number, dir: string): void {
+  const watchdog = Bun.spawn(["sh", "-c", WATCHDOG, "cairn-pg-watchdog", String(process.pid), String(postgresPid), dir], {
+    stdin: "ignore",
+    stdout: "ignore",
+    stderr: "ignore",
+    detached: true,
+  });
+  watchdog.unref();
+}
+
 let started: Promise<Cluster> | null = null;
 
 /** The test process's cluster, started on first use. */
@@ -59,7 +93,7 @@ export function cluster(): Promise<Cluster> {
 async function startCluster(): Promise<Cluster> {
   const bin = postgresBinDir();
   if (!bin) throw new Error("PostgreSQL is not installed (apt-get install postgresql; .ci/run does it)");
-  const dir = mkdtempSync(join(tmpdir(), "cairn-pg-"));
+  const dir = mkdtempSync(join(tmpdir(), clusterDirPrefix(process.env.CAIRN_PG_RUN)));
   if (userInfo().uid === 0) chownSync(dir, Number(Bun.spawnSync(["id", "-u", "postgres"]).stdout.toString().trim()), Number(Bun.spawnSync(["id", "-g", "postgres"]).stdout.toString().trim()));
   const data = join(dir, "data");
   await run([join(bin, "initdb"), "-D", data, "-U", "cairn", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync"]);
@@ -74,6 +108,7 @@ async function startCluster(): Promise<Cluster> {
     { stdout: "ignore", stderr: Bun.file(join(dir, "postgres.log")) },
   );
   proc.unref(); // the cluster must not keep the test process alive; "exit" below stops it
+  startWatchdog(proc.pid, dir);
   const stop = () => {
     try {
       process.kill(proc.pid, "SIGQUIT"); // immediate shutdown

@@ -8,15 +8,16 @@
 // words alone lists them by net score, then newest; superseded notes are in
 // neither the results nor the corpus statistics.
 // Any pool, window or sampled statistic that hides a note fails this test.
-// Looped over every engine, and on SQLite over both of its search paths: the
-// in-memory postings (the default) and the FTS5 index alone (SEARCH_MEMORY_MB=0,
-// what runs while the postings are built or when they would not fit).
+// Looped over every engine and both of its search paths: the in-memory
+// postings (the default) and the engine's own index alone (SEARCH_MEMORY_MB=0,
+// what runs while the postings are built or when they would not fit: FTS5 on
+// SQLite, the vectors table on PostgreSQL).
 import { afterAll, describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { analyze } from "../../src/core/search/analyzer.ts";
 import { searchRequest } from "../../src/core/search/query.ts";
 import { BM25F } from "../../src/core/search/ranking.ts";
-import type { SqliteStore } from "../../src/store/sqlite/store.ts";
+import type { Store } from "../../src/store/types.ts";
 import { freshTestDatabase, testEngines, type TestDatabase } from "../helpers/engines.ts";
 
 const databases: TestDatabase[] = [];
@@ -125,7 +126,7 @@ interface Variant {
   engine: ReturnType<typeof testEngines>[number];
   name: string;
   settings: Record<string, string>;
-  /** The SQLite store must be searching its in-memory postings. */
+  /** The store must be searching its in-memory postings. */
   memory: boolean;
 }
 const variants = testEngines().flatMap((engine): Variant[] =>
@@ -134,7 +135,10 @@ const variants = testEngines().flatMap((engine): Variant[] =>
         { engine, name: "sqlite, in-memory postings", settings: {}, memory: true },
         { engine, name: "sqlite, FTS5 index alone", settings: { SEARCH_MEMORY_MB: "0" }, memory: false },
       ]
-    : [{ engine, name: engine, settings: {}, memory: false }],
+    : [
+        { engine, name: `${engine}, in-memory postings`, settings: {}, memory: true },
+        { engine, name: `${engine}, the vectors table alone`, settings: { SEARCH_MEMORY_MB: "0" }, memory: false },
+      ],
 );
 
 for (const { engine, name, settings, memory } of variants) describe(name, () => {
@@ -176,7 +180,8 @@ for (const { engine, name, settings, memory } of variants) describe(name, () => 
             if (gone.supersedes !== null && byId(gone.supersedes).supersededBy === gone.id) byId(gone.supersedes).supersededBy = null;
             if (gone.supersededBy !== null) byId(gone.supersededBy).supersedes = null;
           }
-          if (memory) expect((store as SqliteStore).searchIndex.memory.offReason).toBeNull();
+          if (memory) expect((store as Store & { searchIndex: { memory: { offReason: string | null } } }).searchIndex.memory.offReason).toBeNull();
+          else expect(store.searchMemoryOffReason).toBe("SEARCH_MEMORY_MB is 0");
           const searchable = stored.filter((note) => note.supersededBy === null);
           for (const { us, tags, tagsOnly, topicWord, limit } of queries) {
             const tagWords = tags.map((u) => `tag:${zipfWord(u).toUpperCase()}`);

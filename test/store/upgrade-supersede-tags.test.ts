@@ -2,11 +2,14 @@
 // PostgreSQL 0002_supersede_tags) on a database that already holds notes:
 // every note gets supersedes/superseded_by null and its tags in note_tags, so
 // tag words find the notes written before the upgrade. Looped over engines.
+// On PostgreSQL the database is taken back to before 0002 and 0003_search_log
+// both (migrations run in order once), so the upgrade runs both steps.
 import { Database } from "bun:sqlite";
 import { SQL } from "bun";
 import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { searchRequest } from "../../src/core/search/query.ts";
+import { migrations as postgresMigrations } from "../../src/store/postgres/migrations.ts";
 import { freshTestDatabase, testEngines, type TestDatabase } from "../helpers/engines.ts";
 
 const databases: TestDatabase[] = [];
@@ -29,8 +32,14 @@ async function undoStep(db: TestDatabase): Promise<void> {
     for (const statement of statements) sqlite.exec(statement);
     sqlite.close();
   } else {
+    // PostgreSQL's later step (0003_search_log) is undone too: a database of the release before 0002 had the
+    // per-term tables (0000_init's, empty here: 0003 drops them) and no search log; its vectors stay.
+    const [init] = postgresMigrations;
+    const termTables = init.statements.filter((statement) => /"search_(postings|terms|totals)"/.test(statement));
     const pg = new SQL(db.env.DATABASE_URL);
-    for (const statement of statements) await pg.unsafe(statement);
+    for (const statement of [...statements, "DROP TABLE search_log", "DROP TABLE search_log_trim", ...termTables, `DELETE FROM __drizzle_migrations WHERE created_at > ${STEP}`]) {
+      await pg.unsafe(statement);
+    }
     await pg.close();
   }
 }

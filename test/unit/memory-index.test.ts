@@ -82,3 +82,32 @@ for (const { name, minOps, maxOps, runs } of cases) test(`MaxScore over the post
     { numRuns: runs },
   );
 });
+
+test("vocabulary: the terms of live notes in a range, with their note counts, through many new terms, removes and a compaction", () => {
+  const index = new MemoryIndex();
+  const vectors = new Map<number, string>();
+  const holding = new Map<string, Set<number>>();
+  const add = (key: number, text: string) => {
+    const vector = encodeVector(termVector(text, [], ""));
+    vectors.set(key, vector);
+    index.add(key, vector);
+    for (const term of termVector(text, [], "").counts.keys()) (holding.get(term) ?? holding.set(term, new Set()).get(term)!).add(key);
+  };
+  const remove = (key: number) => {
+    index.remove(key, vectors.get(key)!);
+    for (const keys of holding.values()) keys.delete(key);
+  };
+  const expected = (from: string, to: string) =>
+    [...holding].filter(([term, keys]) => term >= from && term < to && keys.size > 0).map(([term, keys]) => ({ term, doc: keys.size })).sort((a, b) => (a.term < b.term ? -1 : 1));
+  const sorted = (found: { term: string; doc: number }[]) => [...found].sort((a, b) => (a.term < b.term ? -1 : 1));
+  // More new terms than a lookup scans unsorted (they are merged in), then more after the merge.
+  for (let key = 1; key <= 1500; key++) add(key, `zq${key.toString(36)} zqcommon`);
+  expect(sorted(index.vocabulary("zq1", "zq2"))).toEqual(expected("zq1", "zq2"));
+  for (let key = 1501; key <= 1600; key++) add(key, `zq${key.toString(36)} zqcommon`);
+  for (let key = 1; key <= 1200; key += 2) remove(key);
+  expect(sorted(index.vocabulary("zq1", "zq2"))).toEqual(expected("zq1", "zq2"));
+  expect(sorted(index.vocabulary("zqc", "zqd"))).toEqual(expected("zqc", "zqd"));
+  expect(index.vocabulary("zqcommon", "zqcommon0")).toEqual([{ term: "zqcommon", doc: 1000 }]);
+  index.compact();
+  expect(sorted(index.vocabulary("zq", "zr"))).toEqual(expected("zq", "zr"));
+});

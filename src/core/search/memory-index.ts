@@ -301,7 +301,7 @@ export class MemoryIndex {
   reserve(term: string, count: number): void {
     if (this.terms.has(term)) return;
     const postings = new TermPostings(count + 4);
-    this.terms.set(term, postings);
+    this.newTerm(term, postings);
     this.postingBytes += postings.bytes;
   }
 
@@ -334,7 +334,7 @@ export class MemoryIndex {
     forEachTerm(vector, (term, title, tags, body) => {
       let postings = this.terms.get(term);
       if (!postings) {
-        this.terms.set(term, (postings = new TermPostings(8)));
+        this.newTerm(term, (postings = new TermPostings(8)));
         this.postingBytes += postings.bytes;
       }
       this.postingBytes += postings.push(ordinal, title, tags, body);
@@ -372,6 +372,39 @@ export class MemoryIndex {
   /** How many live notes hold `term`. */
   notesWith(term: string): number {
     return this.terms.get(term)?.notes ?? 0;
+  }
+
+  /** Every term in code-unit order, but for `newTerms`: those added since, merged in when a lookup finds them many. */
+  private sortedTerms: string[] = [];
+  private newTerms: string[] = [];
+
+  private newTerm(term: string, postings: TermPostings): void {
+    this.terms.set(term, postings);
+    this.newTerms.push(term);
+  }
+
+  /** Terms in [from, to) that live notes hold, with how many (typo correction). */
+  vocabulary(from: string, to: string): { term: string; doc: number }[] {
+    if (this.newTerms.length > 1024) {
+      this.sortedTerms = mergeSorted(this.sortedTerms, this.newTerms.sort());
+      this.newTerms = [];
+    }
+    const found: { term: string; doc: number }[] = [];
+    const take = (term: string) => {
+      const notes = this.terms.get(term)?.notes ?? 0;
+      if (notes > 0) found.push({ term, doc: notes });
+    };
+    const sorted = this.sortedTerms;
+    let low = 0;
+    let high = sorted.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (sorted[middle] < from) low = middle + 1;
+      else high = middle;
+    }
+    for (let at = low; at < sorted.length && sorted[at] < to; at++) take(sorted[at]);
+    for (const term of this.newTerms) if (term >= from && term < to) take(term);
+    return found;
   }
 
   keyOf(ordinal: number): number {
@@ -479,6 +512,12 @@ export class MemoryIndex {
 
   /** Drops dead postings and renumbers live notes densely (order kept); terms no note holds go. */
   compact(): void {
+    this.compactPostings();
+    this.sortedTerms = [...this.terms.keys()].sort();
+    this.newTerms = [];
+  }
+
+  private compactPostings(): void {
     const renumbered = new Int32Array(this.nextOrdinal).fill(-1);
     let next = 0;
     for (let ordinal = 0; ordinal < this.nextOrdinal; ordinal++) {
@@ -511,4 +550,16 @@ export class MemoryIndex {
       this.postingBytes += fresh.bytes;
     }
   }
+}
+
+/** Two sorted lists as one. */
+function mergeSorted(a: string[], b: string[]): string[] {
+  const out = new Array<string>(a.length + b.length);
+  let i = 0;
+  let j = 0;
+  let k = 0;
+  while (i < a.length && j < b.length) out[k++] = a[i] <= b[j] ? a[i++] : b[j++];
+  while (i < a.length) out[k++] = a[i++];
+  while (j < b.length) out[k++] = b[j++];
+  return out;
 }

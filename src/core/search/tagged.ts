@@ -5,6 +5,14 @@ import { queryTerms, type SearchSource } from "./query.ts";
 import { idf, scoreVector, TopK, type QueryTerm, type Ranked, type TermSource } from "./ranking.ts";
 import type { Fields } from "./analyzer.ts";
 
+/**
+ * Tag words on the in-memory path: the tagged notes are scored one by one
+ * (a vector read from the table each) only when the postings of the words
+ * are this many times more numerous; otherwise MaxScore walks them with a filter
+ * (docs/benchmarks.md, bench/tag-words.ts).
+ */
+export const MEMORY_DIRECT_COST = 512;
+
 /** Term vectors read per query when the tagged notes are scored one by one. */
 const VECTOR_BATCH = 1_000;
 
@@ -12,7 +20,7 @@ export interface TaggedRanking {
   /** Answers the query step's questions (term counts, typo vocabulary). */
   terms: Pick<SearchSource, "tierCounts" | "vocabulary">;
   /** Statistics and term vectors, to score a few tagged notes directly. */
-  vectors: TermSource;
+  vectors: Pick<TermSource, "corpus" | "tierCounts" | "vectors">;
   /** The engine's exact ranking over every note holding a term, keeping only notes `accept` takes. */
   rankFiltered(terms: string[], k: number, accept: (key: number) => boolean): Ranked[] | Promise<Ranked[]>;
   /**
@@ -41,7 +49,7 @@ export async function rankTagged(ranking: TaggedRanking, words: string[], tagged
 }
 
 /** The best `k` of `keys` by BM25F for the terms (notes holding none are left out), each scored from its vector. */
-export async function rankAmong(source: TermSource, terms: string[], keys: number[], k: number): Promise<Ranked[]> {
+export async function rankAmong(source: Pick<TermSource, "corpus" | "tierCounts" | "vectors">, terms: string[], keys: number[], k: number): Promise<Ranked[]> {
   const [corpus, perTier] = await Promise.all([source.corpus(), source.tierCounts(terms)]);
   if (corpus.notes <= 0) return [];
   const averages = corpus.lengthSums.map((sum) => Math.max(sum / corpus.notes, 1e-9)) as Fields<number>;

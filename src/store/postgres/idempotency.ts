@@ -10,6 +10,7 @@ import {
   type IdempotencyReservation,
   type ReserveIdempotencyKey,
 } from "../types.ts";
+import type { ReservedSQL } from "bun";
 import type { Db, Tx } from "./connection.ts";
 
 export class PostgresIdempotency {
@@ -85,7 +86,21 @@ export async function answered<O>(tx: Tx, completion: IdempotencyCompletion<O> |
   return outcome;
 }
 
-/** Inside a note's delete: the answers about it lose their text (a replay is then the note's 404). */
-export async function forgetNoteAnswers(tx: Tx, id: string): Promise<void> {
-  await tx.execute(sql`UPDATE idempotency_keys SET response = NULL WHERE note_id = ${id} AND status IS NOT NULL`);
+// The same two steps on a Bun.SQL transaction (the note writes of notes.ts run there, not in Drizzle's).
+
+/** Inside a write's transaction on a reserved connection: stores the answer, or throws (the write rolls back) when the reservation is no longer ours. */
+export async function answeredOn<O, V extends O>(tx: ReservedSQL, completion: IdempotencyCompletion<O> | undefined, outcome: V): Promise<V> {
+  if (!completion) return outcome;
+  const answer = completion.answer(outcome);
+  const updated = (await tx`
+    UPDATE idempotency_keys SET status = ${answer.status}, response = ${answer.body}, note_id = ${answer.noteId}
+     WHERE contributor_no = ${completion.contributorNo} AND key = ${completion.key} AND token = ${completion.token} AND status IS NULL
+     RETURNING 1 AS done`) as unknown[];
+  if (updated.length !== 1) throw new IdempotencyReservationLost("the idempotency key's reservation was taken over");
+  return outcome;
+}
+
+/** Inside a note's delete on a reserved connection: the answers about it lose their text. */
+export async function forgetNoteAnswersOn(tx: ReservedSQL, id: string): Promise<void> {
+  await tx`UPDATE idempotency_keys SET response = NULL WHERE note_id = ${id} AND status IS NOT NULL`;
 }

@@ -1,98 +1,152 @@
-// Notes on PostgreSQL: create (the duplicate check under the author's row
-// lock, the search entry in the same transaction), read (no cache: replicas
-// share the database), delete, search (one snapshot).
-import type { SQL as BunSQL } from "bun";
-import { and, desc, eq, inArray } from "drizzle-orm";
+// Notes on PostgreSQL: create (the duplicate and superseding checks under a
+// lock per author; the note, its vector, its tags and its search log row in
+// one statement), read (no cache: replicas share the database), delete,
+// search (this replica's in-memory postings, search.ts). The hot statements
+// go straight to Bun.SQL: a tagged template is prepared once per connection,
+// and building the Drizzle query each time cost more than running it.
+import type { ReservedSQL, SQL as BunSQL } from "bun";
 import type { DeleteOutcome, IdempotencyCompletion, NewNote, NoteRecord, OwnNoteRecord, SearchRequest, SupersedeRefusal } from "../types.ts";
-import { answered, forgetNoteAnswers } from "./idempotency.ts";
-import { executor, type Db } from "./connection.ts";
-import { contributors, decodeText, posts } from "./schema.ts";
-import { addNoteTags, removeNoteTags } from "./note-tags.ts";
-import { indexNote, PostgresSearchSource, unindexNote } from "./search.ts";
+import { resultOrder } from "../../core/search/query.ts";
+import { transaction } from "./connection.ts";
+import { answeredOn, forgetNoteAnswersOn } from "./idempotency.ts";
+import { decodeText, encodeText } from "./schema.ts";
+import { LOG_TRIM_EVERY, trimLog } from "./search-log.ts";
+import { noteVector, type PostgresSearch } from "./search.ts";
 
-type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
+interface NoteRow {
+  pk: string;
+  id: string;
+  contributor_no: number;
+  title: string;
+  body: string;
+  tags: string[];
+  score: number;
+  comment_count: number;
+  created_at: string;
+  supersedes: string | null;
+  superseded_by: string | null;
+}
 
-const noteColumns = {
-  pk: posts.pk,
-  id: posts.id,
-  contributorNo: posts.contributorNo,
-  title: posts.title,
-  body: posts.body,
-  tags: posts.tags,
-  score: posts.score,
-  commentCount: posts.commentCount,
-  createdAt: posts.createdAt,
-  supersedes: posts.supersedes,
-  supersededBy: posts.supersededBy,
-};
-
-type NoteRow = { id: string; contributorNo: number; title: string; body: string; tags: string[]; score: number; commentCount: number; createdAt: number };
-
-function toNote(row: NoteRow & { supersedes: string | null; supersededBy: string | null }): NoteRecord {
+function toNote(row: NoteRow): NoteRecord {
   return {
     id: row.id,
-    contributorNo: row.contributorNo,
-    title: row.title,
-    body: row.body,
-    tags: row.tags,
+    contributorNo: row.contributor_no,
+    title: decodeText(row.title),
+    body: decodeText(row.body),
+    tags: [...row.tags],
     score: row.score,
-    commentCount: row.commentCount,
-    createdAt: Number(row.createdAt),
+    commentCount: row.comment_count,
+    createdAt: Number(row.created_at),
     supersedes: row.supersedes,
-    supersededBy: row.supersededBy,
+    supersededBy: row.superseded_by,
   };
+}
+
+/** pg_advisory_xact_lock class of the per-author create lock ("AUTH"); other Cairn locks use single keys whose high half is not this. */
+const AUTHOR_LOCK = 0x41555448;
+
+/** A list of keys as one bigint[] parameter. */
+const keyArray = (keys: number[]) => `{${keys.join(",")}}`;
+
+/** A list of strings as one jsonb parameter, read back as rows by jsonb_array_elements_text. */
+const jsonText = (values: string[]) => JSON.stringify(values);
+
+interface Links {
+  pk: string;
+  contributor_no: number;
+  supersedes: string | null;
+  superseded_by: string | null;
+}
+
+/** What a committed write hands this replica's postings: the log rows' newest seq and the vectors it added. */
+interface Logged {
+  seq: number;
+  added: Map<number, string>;
 }
 
 export class PostgresNotes {
   constructor(
-    private readonly db: Db,
     private readonly client: BunSQL,
+    private readonly searchIndex: PostgresSearch,
   ) {}
 
   async create(
     note: NewNote,
     isDuplicate: (latest: { title: string; body: string; tags: string[] }) => boolean,
     completion?: IdempotencyCompletion<NoteRecord | { duplicateOf: string } | SupersedeRefusal>,
-  ) {
-    return this.db.transaction(async (tx): Promise<NoteRecord | { duplicateOf: string } | SupersedeRefusal> => {
-      // The author's row lock orders this author's creates across every replica:
-      // the duplicate check and the insert are one step.
-      await tx.select({ no: contributors.contributorNo }).from(contributors).where(eq(contributors.contributorNo, note.contributorNo)).for("update");
-      const [latest] = await tx
-        .select({ id: posts.id, title: posts.title, body: posts.body, tags: posts.tags })
-        .from(posts)
-        .where(eq(posts.contributorNo, note.contributorNo))
-        .orderBy(desc(posts.pk))
-        .limit(1);
-      if (latest && isDuplicate({ title: latest.title, body: latest.body, tags: latest.tags })) return answered(tx, completion, { duplicateOf: latest.id });
-      // Under the author's row lock (only the author supersedes a note), so two notes racing to supersede one are ordered.
-      const older = note.supersedes ? await this.lockLinks(tx, note.supersedes) : null;
+  ): Promise<NoteRecord | { duplicateOf: string } | SupersedeRefusal> {
+    const vector = noteVector(note.title, note.tags, note.body);
+    type Outcome = { note: NoteRecord; logged: Logged } | { duplicateOf: string } | SupersedeRefusal;
+    const created = await transaction(this.client, async (tx, commitWith): Promise<Outcome> => {
+      // A lock per author (an advisory lock: nothing is written for it)
+      // orders this author's creates and deletes across every replica: the
+      // duplicate check, the superseding check and the insert are one step.
+      // The latest note is read by a second statement (sent at once, run
+      // after the lock is held), so its snapshot holds a racing create that just committed.
+      const [, [latest]] = (await Promise.all([
+        tx`SELECT pg_advisory_xact_lock(${AUTHOR_LOCK}, ${note.contributorNo})`,
+        tx`SELECT id, title, body, tags FROM posts WHERE contributor_no = ${note.contributorNo} ORDER BY pk DESC LIMIT 1`,
+      ])) as [unknown, { id: string; title: string; body: string; tags: string[] }[]];
+      if (latest && isDuplicate({ title: decodeText(latest.title), body: decodeText(latest.body), tags: [...latest.tags] }))
+        return answeredOn(tx, completion, { duplicateOf: latest.id });
+      const older = note.supersedes ? await lockLinks(tx, note.supersedes) : null;
       if (note.supersedes) {
-        if (!older) return answered(tx, completion, { supersedeMissing: true });
-        if (older.contributorNo !== note.contributorNo) return answered(tx, completion, { supersedeForbidden: true });
-        if (older.supersededBy !== null) return answered(tx, completion, { alreadySupersededBy: older.supersededBy });
+        if (!older) return answeredOn(tx, completion, { supersedeMissing: true } as SupersedeRefusal);
+        if (older.contributor_no !== note.contributorNo) return answeredOn(tx, completion, { supersedeForbidden: true } as SupersedeRefusal);
+        if (older.superseded_by !== null) return answeredOn(tx, completion, { alreadySupersededBy: older.superseded_by });
       }
-      const [row] = await tx
-        .insert(posts)
-        .values({
-          id: note.id,
-          contributorNo: note.contributorNo,
-          title: note.title,
-          body: note.body,
-          tags: note.tags,
-          createdAt: note.createdAt,
-          supersedes: note.supersedes ?? null,
-        })
-        .returning(noteColumns);
-      await indexNote(executor(tx), { pk: row.pk, title: note.title, tags: note.tags, body: note.body });
-      await addNoteTags(executor(tx), row.pk, note.tags, 0, note.createdAt);
+      // The plain create (the usual case) sends COMMIT with its one statement; with more to do, COMMIT comes after.
+      const last = !older && !completion;
+      const insert = tx`
+        WITH note AS (
+          INSERT INTO posts (id, contributor_no, title, body, tags, created_at, supersedes)
+          VALUES (${note.id}, ${note.contributorNo}, ${encodeText(note.title)}, ${encodeText(note.body)},
+                  ARRAY(SELECT jsonb_array_elements_text(${jsonText(note.tags)}::text::jsonb)), ${note.createdAt}, ${note.supersedes ?? null})
+          RETURNING pk, score, comment_count
+        ), vector AS (
+          INSERT INTO search_vectors (pk, vector) SELECT pk, ${vector} FROM note
+        ), tagged AS (
+          INSERT INTO note_tags (tag, post_pk, score, created_at)
+          SELECT DISTINCT t, note.pk, note.score, ${note.createdAt}::bigint FROM note, jsonb_array_elements_text(${jsonText(note.tags)}::text::jsonb) t
+        ), logged AS (
+          INSERT INTO search_log (pk) SELECT pk FROM note RETURNING seq
+        )
+        SELECT note.pk, note.score, note.comment_count, logged.seq FROM note, logged`;
+      const [row] = (await (last ? commitWith(insert) : insert)) as { pk: string; score: number; comment_count: number; seq: string }[];
+      const logged: Logged = { seq: Number(row.seq), added: new Map([[Number(row.pk), vector]]) };
       if (older) {
-        await tx.update(posts).set({ supersededBy: note.id }).where(eq(posts.pk, older.pk));
-        await unindexNote(executor(tx), older.pk);
-        await removeNoteTags(executor(tx), older.pk);
+        // The older note leaves search: its vector, its tags, a remove row in the log (as a delete writes).
+        const [gone] = (await tx`
+          WITH marked AS (UPDATE posts SET superseded_by = ${note.id} WHERE pk = ${older.pk}),
+               tags AS (DELETE FROM note_tags WHERE post_pk = ${older.pk}),
+               vector AS (DELETE FROM search_vectors WHERE pk = ${older.pk} RETURNING pk, vector),
+               logged AS (INSERT INTO search_log (pk, removed) SELECT pk, vector FROM vector RETURNING seq)
+          SELECT seq FROM logged`) as { seq: string }[];
+        if (gone) logged.seq = Math.max(logged.seq, Number(gone.seq));
       }
-      return answered(tx, completion, toNote(row));
+      const record: NoteRecord = {
+        id: note.id,
+        contributorNo: note.contributorNo,
+        title: note.title,
+        body: note.body,
+        tags: note.tags,
+        score: row.score,
+        commentCount: row.comment_count,
+        createdAt: note.createdAt,
+        supersedes: note.supersedes ?? null,
+        supersededBy: null,
+      };
+      return { note: await answeredOn(tx, completion, record), logged };
     });
+    if (!("note" in created)) return created;
+    this.written(created.logged);
+    return created.note;
+  }
+
+  /** After a write that logged rows up to `seq` committed (with the vectors it added): this replica's next search finds them; the log is trimmed now and then. */
+  private written(logged: Logged): void {
+    this.searchIndex.memory.committed(logged.added.size > 0 ? logged.added : undefined);
+    if (logged.seq % LOG_TRIM_EVERY === 0) void trimLog(this.client, logged.seq).catch(() => {});
   }
 
   /** Newest first below `beforePk`, by the (contributor_no, pk) index: a page costs its rows, whatever the offset. */
@@ -114,91 +168,92 @@ export class PostgresNotes {
     }));
   }
 
-  /** A note's author and links, row-locked for the transaction; null when it does not exist. */
-  private async lockLinks(tx: Tx, id: string) {
-    const [row] = await tx
-      .select({ pk: posts.pk, contributorNo: posts.contributorNo, supersedes: posts.supersedes, supersededBy: posts.supersededBy })
-      .from(posts)
-      .where(eq(posts.id, id))
-      .for("update");
-    return row ?? null;
-  }
-
-  /** Inside a delete: the notes linked to the deleted one let go of it; the one it superseded goes back into search. */
-  private async unlink(tx: Tx, id: string, links: { supersedes: string | null; supersededBy: string | null }): Promise<void> {
-    if (links.supersedes !== null) {
-      const [restored] = await tx
-        .update(posts)
-        .set({ supersededBy: null })
-        .where(and(eq(posts.id, links.supersedes), eq(posts.supersededBy, id)))
-        .returning({ pk: posts.pk, title: posts.title, body: posts.body, tags: posts.tags, score: posts.score, createdAt: posts.createdAt });
-      if (restored) {
-        await indexNote(executor(tx), { pk: restored.pk, title: restored.title, tags: restored.tags, body: restored.body });
-        await addNoteTags(executor(tx), restored.pk, restored.tags, restored.score, Number(restored.createdAt));
-      }
-    }
-    if (links.supersededBy !== null) {
-      await tx.update(posts).set({ supersedes: null }).where(and(eq(posts.id, links.supersededBy), eq(posts.supersedes, id)));
-    }
-  }
-
   async get(id: string): Promise<NoteRecord | null> {
-    const [row] = (await this.client`SELECT id, contributor_no, title, body, tags, score, comment_count, created_at, supersedes, superseded_by FROM posts WHERE id = ${id}`) as {
-      id: string;
-      contributor_no: number;
-      title: string;
-      body: string;
-      tags: string[];
-      score: number;
-      comment_count: number;
-      created_at: string;
-      supersedes: string | null;
-      superseded_by: string | null;
-    }[];
-    if (!row) return null;
-    return {
-      id: row.id,
-      contributorNo: row.contributor_no,
-      title: decodeText(row.title),
-      body: decodeText(row.body),
-      tags: [...row.tags],
-      score: row.score,
-      commentCount: row.comment_count,
-      createdAt: Number(row.created_at),
-      supersedes: row.supersedes,
-      supersededBy: row.superseded_by,
-    };
+    const [row] = (await this.client`
+      SELECT pk, id, contributor_no, title, body, tags, score, comment_count, created_at, supersedes, superseded_by FROM posts WHERE id = ${id}`) as NoteRow[];
+    return row ? toNote(row) : null;
   }
 
   async delete(id: string, contributorNo: number): Promise<DeleteOutcome> {
-    return this.db.transaction(async (tx): Promise<DeleteOutcome> => {
-      const [author] = await tx.select({ no: posts.contributorNo }).from(posts).where(eq(posts.id, id));
+    const outcome = await transaction(this.client, async (tx, commitWith): Promise<DeleteOutcome | Logged> => {
+      const [author] = (await tx`SELECT contributor_no FROM posts WHERE id = ${id}`) as { contributor_no: number }[];
       if (!author) return "missing";
-      if (author.no !== contributorNo) return "not_author";
-      // The author's row lock first, as a create takes it: every change to a chain of superseding
+      if (author.contributor_no !== contributorNo) return "not_author";
+      // The author's lock first, as a create takes it: every change to a chain of superseding
       // notes (one author's) is then ordered, and no two transactions lock its notes in opposite orders.
-      await tx.select({ no: contributors.contributorNo }).from(contributors).where(eq(contributors.contributorNo, contributorNo)).for("update");
-      const note = await this.lockLinks(tx, id);
+      await tx`SELECT pg_advisory_xact_lock(${AUTHOR_LOCK}, ${contributorNo})`;
+      const note = await lockLinks(tx, id);
       if (!note) return "missing";
-      await this.unlink(tx, id, note);
-      // Comments and votes go by ON DELETE CASCADE.
-      await unindexNote(executor(tx), note.pk);
-      await forgetNoteAnswers(tx, id);
-      await tx.delete(posts).where(eq(posts.pk, note.pk));
-      return "deleted";
+      const logged: Logged = { seq: 0, added: new Map() };
+      if (note.supersedes !== null) await restore(tx, note.supersedes, id, logged);
+      if (note.superseded_by !== null) await tx`UPDATE posts SET supersedes = NULL WHERE id = ${note.superseded_by} AND supersedes = ${id}`;
+      await forgetNoteAnswersOn(tx, id);
+      // Comments and votes go by ON DELETE CASCADE; the log row carries the removed vector (its row is gone).
+      const [row] = (await commitWith(tx`
+        WITH note AS (DELETE FROM posts WHERE pk = ${note.pk}),
+             vector AS (DELETE FROM search_vectors WHERE pk = ${note.pk} RETURNING pk, vector),
+             logged AS (INSERT INTO search_log (pk, removed) SELECT pk, vector FROM vector RETURNING seq)
+        SELECT seq FROM logged`)) as { seq: string }[];
+      if (row) logged.seq = Math.max(logged.seq, Number(row.seq));
+      return logged;
     });
+    if (typeof outcome === "string") return outcome;
+    if (outcome.seq > 0) this.written(outcome);
+    return "deleted";
   }
 
   async search(request: SearchRequest): Promise<NoteRecord[]> {
-    if ((request.words.length === 0 && request.tags.length === 0) || request.limit <= 0) return [];
-    // One snapshot for the statistics, postings, vectors and rows.
-    return this.db.transaction(
-      async (tx) => {
-        const source = new PostgresSearchSource(executor(tx));
-        const rows = await source.search(request, (pks) => tx.select(noteColumns).from(posts).where(inArray(posts.pk, pks)));
-        return rows.map(toNote);
-      },
-      { isolationLevel: "repeatable read", accessMode: "read only" },
-    );
+    if (request.tags.length > 0 && request.words.length === 0) {
+      // Tag words only: the best-scored notes carrying every tag (net score, then newest).
+      const pks = await this.searchIndex.bestTagged(request);
+      const rows = new Map((await this.rows(pks)).map((note) => [note.pk, note]));
+      return pks.flatMap((pk) => {
+        const found = rows.get(pk);
+        if (!found) return [];
+        const { pk: _, ...note } = found;
+        return [note];
+      });
+    }
+    const ranked = await this.searchIndex.rank(request);
+    if (ranked.length === 0) return [];
+    return resultOrder(ranked, await this.rows(ranked.map((r) => r.key)), request.limit).map(({ pk: _, ...note }) => note);
+  }
+
+  private async rows(pks: number[]): Promise<(NoteRecord & { pk: number })[]> {
+    if (pks.length === 0) return [];
+    const rows = (await this.client`
+      SELECT pk, id, contributor_no, title, body, tags, score, comment_count, created_at, supersedes, superseded_by
+        FROM posts WHERE pk = ANY(${keyArray(pks)}::bigint[])`) as NoteRow[];
+    return rows.map((row) => ({ ...toNote(row), pk: Number(row.pk) }));
+  }
+}
+
+/** A note's author and links, row-locked for the transaction; null when it does not exist. */
+async function lockLinks(tx: ReservedSQL, id: string): Promise<Links | null> {
+  const [row] = (await tx`SELECT pk, contributor_no, supersedes, superseded_by FROM posts WHERE id = ${id} FOR UPDATE`) as Links[];
+  return row ?? null;
+}
+
+/**
+ * Inside the delete of note `id`: the note it superseded (`olderId`) goes
+ * back into search: its vector, its tags and an add row in the log (as a create writes).
+ */
+async function restore(tx: ReservedSQL, olderId: string, id: string, logged: Logged): Promise<void> {
+  const [restored] = (await tx`
+    UPDATE posts SET superseded_by = NULL WHERE id = ${olderId} AND superseded_by = ${id}
+    RETURNING pk, title, body, tags, score, created_at`) as { pk: string; title: string; body: string; tags: string[]; score: number; created_at: string }[];
+  if (!restored) return;
+  const vector = noteVector(decodeText(restored.title), [...restored.tags], decodeText(restored.body));
+  const [row] = (await tx`
+    WITH vector AS (INSERT INTO search_vectors (pk, vector) VALUES (${restored.pk}, ${vector}) ON CONFLICT (pk) DO NOTHING RETURNING pk),
+         tagged AS (
+           INSERT INTO note_tags (tag, post_pk, score, created_at)
+           SELECT DISTINCT t, ${restored.pk}::bigint, ${restored.score}::int, ${restored.created_at}::bigint FROM jsonb_array_elements_text(${jsonText([...restored.tags])}::text::jsonb) t
+           ON CONFLICT DO NOTHING),
+         logged AS (INSERT INTO search_log (pk) SELECT pk FROM vector RETURNING seq)
+    SELECT seq FROM logged`) as { seq: string }[];
+  if (row) {
+    logged.seq = Math.max(logged.seq, Number(row.seq));
+    logged.added.set(Number(restored.pk), vector);
   }
 }

@@ -11,7 +11,6 @@ import {
   integer,
   pgTable,
   primaryKey,
-  smallint,
   text,
   uniqueIndex,
 } from "drizzle-orm/pg-core";
@@ -94,24 +93,13 @@ export const noteTags = pgTable(
   ],
 );
 
-// Search (src/store/postgres/search.ts): the same index the SQLite engine keeps
-// (src/store/sqlite/search.ts), as plain tables. Terms are made by
-// src/core/search/analyzer.ts, so both engines index and rank alike.
+// Search (src/store/postgres/search.ts): each replica holds the index in
+// memory (src/core/search/memory-index.ts), built from search_vectors and kept
+// level through search_log (src/store/postgres/search-log.ts). A note write
+// adds only rows of its own (its vector, its log row): nothing all writers share.
 
-/** Which notes hold each term, per impact tier (a note holds a term in exactly one tier). */
-export const searchPostings = pgTable(
-  "search_postings",
-  {
-    term: text("term").notNull(),
-    tier: smallint("tier").notNull(),
-    pk: bigint("pk", { mode: "number" }).notNull(),
-  },
-  (table) => [
-    primaryKey({ columns: [table.term, table.tier, table.pk] }),
-    // "does note pk hold term t" (the without / anyOf filters) and deletes by note.
-    index("search_postings_pk_term").on(table.pk, table.term),
-  ],
-);
+/** PostgreSQL's 64-bit transaction id (pg_current_xact_id()). */
+const xid8 = customType<{ data: string; driverData: string }>({ dataType: () => "xid8" });
 
 /** Each note's term vector (src/core/search/vector.ts). */
 export const searchVectors = pgTable("search_vectors", {
@@ -119,29 +107,32 @@ export const searchVectors = pgTable("search_vectors", {
   vector: text("vector").notNull(),
 });
 
-/** How many notes hold each term, per impact tier. */
-export const searchTerms = pgTable(
-  "search_terms",
+/**
+ * Every add (removed null) and remove (the removed vector, its row being
+ * gone) of the index, written in the note's transaction with that
+ * transaction's id: readers take the rows committed since their last snapshot
+ * (pg_visible_in_snapshot), which is commit order where sequence values are not.
+ */
+export const searchLog = pgTable(
+  "search_log",
   {
-    term: text("term").notNull(),
-    tier: smallint("tier").notNull(),
-    notes: integer("notes").notNull(),
+    seq: bigint("seq", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
+    xid: xid8("xid").notNull().default(sql`pg_current_xact_id()`),
+    pk: bigint("pk", { mode: "number" }).notNull(),
+    removed: text("removed"),
   },
-  (table) => [primaryKey({ columns: [table.term, table.tier] })],
+  (table) => [index("search_log_xid").on(table.xid)],
 );
 
-/**
- * Corpus sizes (notes, terms per field), one row per shard: a write adds to
- * the row of its note's pk % shards, so concurrent creates on several
- * replicas seldom wait on one row lock; readers sum the rows.
- */
-export const searchTotals = pgTable("search_totals", {
-  shard: integer("shard").primaryKey(),
-  notes: bigint("notes", { mode: "number" }).notNull().default(0),
-  titleTerms: bigint("title_terms", { mode: "number" }).notNull().default(0),
-  tagTerms: bigint("tag_terms", { mode: "number" }).notNull().default(0),
-  bodyTerms: bigint("body_terms", { mode: "number" }).notNull().default(0),
-});
+/** One row: the newest transaction id among the log rows trimmed so far (a reader whose place is older builds again). */
+export const searchLogTrim = pgTable(
+  "search_log_trim",
+  {
+    only: boolean("only").primaryKey().default(true),
+    upto: xid8("upto").notNull().default(sql`'0'::xid8`),
+  },
+  (table) => [check("search_log_trim_one_row", sql`${table.only}`)],
+);
 
 export const comments = pgTable(
   "comments",

@@ -1,176 +1,173 @@
-// The PostgreSQL side of search (docs/design.md, "Search"): the same index the
-// SQLite engine keeps (src/store/sqlite/search.ts), in plain tables (schema.ts):
-// search_postings which notes hold each term in which impact tier (what FTS5's
-// tier columns hold on SQLite), search_vectors each note's term vector,
-// search_terms how many notes hold each term per tier, search_totals the
-// corpus sizes (sharded rows, summed on read). Terms come from
-// src/core/search/analyzer.ts and tiers from src/core/search/ranking.ts, so
-// both engines store the same index; all four tables change in the
-// transaction that inserts or deletes the note, so the statistics are exact.
-// Ranking itself is the shared src/core/search (exact BM25F top-k, MaxScore):
-// this file only answers its SearchSource questions, all inside one
-// REPEATABLE READ snapshot per search, so statistics and postings agree even
-// while other replicas write.
-import { sql, type SQL } from "drizzle-orm";
+// The PostgreSQL side of search (docs/design.md, "Search"): the same design as
+// the SQLite engine. Each replica holds the index in memory
+// (src/core/search/memory-index.ts), built from search_vectors and kept level
+// through search_log by the shared follower (src/store/search-follower.ts,
+// search-log.ts here); ranking is the shared MaxScore (maxscore.ts) and
+// corpus statistics live in that memory. A note write adds its vector row and
+// its log row, in its own transaction: nothing every writer updates.
+// While a replica builds its postings (or when they would not fit
+// SEARCH_MEMORY_MB) it answers from the table itself: every note holding a
+// query term is read and scored by the shared scorer, exact and slower.
+// Tag words (core/search/tagged.ts) take the tagged notes from note_tags
+// (note-tags.ts) on both paths.
+import type { SQL as BunSQL } from "bun";
 import { termVector } from "../../core/search/analyzer.ts";
-import { resultOrder, searchNotes, type SearchRequest, type SearchSource } from "../../core/search/query.ts";
-import { rankTopK, TIERS, tierOf, type CorpusStats, type TermAt } from "../../core/search/ranking.ts";
-import { rankTagged } from "../../core/search/tagged.ts";
+import { rankInMemory } from "../../core/search/maxscore.ts";
+import type { MemoryIndex } from "../../core/search/memory-index.ts";
+import { queryTerms, type SearchRequest } from "../../core/search/query.ts";
+import { idf, scoreVector, TopK, type CorpusStats, type Ranked } from "../../core/search/ranking.ts";
+import { MEMORY_DIRECT_COST, rankTagged, type TaggedRanking } from "../../core/search/tagged.ts";
+import { encodeVector } from "../../core/search/vector.ts";
+import { SearchFollower } from "../search-follower.ts";
+import { transaction } from "./connection.ts";
 import { bestTagged, taggedNotes } from "./note-tags.ts";
-import { encodeVector, readLengths } from "../../core/search/vector.ts";
+import { PostgresSearchLog } from "./search-log.ts";
 
-/** Rows of search_totals: a write adds to the row of its note's pk % TOTALS_SHARDS. */
-export const TOTALS_SHARDS = 16;
+/** How often a replica reads the log without being asked: another replica's writes are searchable within this (plus a read). */
+export const SEARCH_FOLLOW_MS = 100;
 
-/** Runs one statement in the caller's transaction and answers its rows. */
-export type Execute = <T extends Record<string, unknown>>(query: SQL) => Promise<T[]>;
+/** A note's stored term vector (src/core/search/vector.ts). */
+export const noteVector = (title: string, tags: string[], body: string) => encodeVector(termVector(title, tags, body));
 
-interface IndexedNote {
-  pk: number;
-  title: string;
-  tags: string[];
-  body: string;
-}
+/** `' term:'` as a LIKE pattern: terms hold only letters, digits and marks, so nothing needs escaping. */
+const holding = (term: string) => `% ${term}:%`;
 
-/** A JSON parameter: lists travel as one jsonb value (no driver-specific array binding). */
-const json = (value: unknown) => sql`(${JSON.stringify(value)}::text)::jsonb`;
+export class PostgresSearch {
+  /** This replica's postings (null budget: none, e.g. `cairn admin`). */
+  readonly memory: SearchFollower<string>;
 
-async function addTotals(execute: Execute, pk: number, notes: number, lengths: number[]): Promise<void> {
-  await execute(sql`
-    INSERT INTO search_totals (shard, notes, title_terms, tag_terms, body_terms)
-    VALUES (${pk % TOTALS_SHARDS}, ${notes}, ${lengths[0]}, ${lengths[1]}, ${lengths[2]})
-    ON CONFLICT (shard) DO UPDATE SET
-      notes = search_totals.notes + excluded.notes,
-      title_terms = search_totals.title_terms + excluded.title_terms,
-      tag_terms = search_totals.tag_terms + excluded.tag_terms,
-      body_terms = search_totals.body_terms + excluded.body_terms`);
+  constructor(
+    private readonly client: BunSQL,
+    budgetBytes: number,
+  ) {
+    this.memory = new SearchFollower(new PostgresSearchLog(client), budgetBytes, { followEverySearch: false, pollMs: SEARCH_FOLLOW_MS });
+  }
+
+  /** The best notes' keys for the request, with their relevance (ties with the last included); a request of tag words only: see bestTagged. */
+  async rank(request: SearchRequest): Promise<Ranked[]> {
+    if (request.words.length === 0 || request.limit <= 0) return [];
+    const memory = await this.memory.current();
+    if (request.tags.length > 0) return memory ? this.rankTaggedMemory(memory, request) : this.rankFromTable(request);
+    return memory ? rankMemory(memory, request) : this.rankFromTable(request);
+  }
+
+  /** A query of tag words only: the keys of the best-scored notes carrying every tag (net score, then newest). */
+  bestTagged(request: SearchRequest): Promise<number[]> {
+    if (request.limit <= 0) return Promise.resolve([]);
+    return bestTagged(this.client, request.tags, request.limit);
+  }
+
+  /** Words with tag words over the postings: statistics from them, the tagged notes' vectors from the table when few. */
+  private async rankTaggedMemory(memory: MemoryIndex, request: SearchRequest): Promise<Ranked[]> {
+    const ranking: TaggedRanking = {
+      terms: memoryTerms(memory),
+      vectors: {
+        corpus: () => ({ notes: memory.notes, lengthSums: [...memory.lengthSums] as CorpusStats["lengthSums"] }),
+        tierCounts: memoryTerms(memory).tierCounts,
+        vectors: (keys) => vectorsOf(this.client, keys),
+      },
+      rankFiltered: (terms, k, accept) => rankInMemory(memory, terms, k, (ordinal) => accept(memory.keyOf(ordinal))),
+      directCost: MEMORY_DIRECT_COST,
+    };
+    return rankTagged(ranking, request.words, await taggedNotes(this.client, request.tags), request.limit);
+  }
+
+  /**
+   * Exhaustive over the table, in one snapshot: the corpus sizes, how many
+   * notes hold each term, then every note holding one (with tag words: every
+   * note also carrying the tags), scored by the shared scorer (scoreVector
+   * sums the same shares in the same order as MaxScore).
+   */
+  private rankFromTable(request: SearchRequest): Promise<Ranked[]> {
+    return transaction(this.client, async (tx) => {
+      const source = tableSource(tx);
+      const corpus = await source.corpus();
+      if (corpus.notes === 0) return [];
+      const rankAll = async (terms: string[], k: number, accept?: (key: number) => boolean) => {
+        const counts = await source.tierCounts(terms);
+        const query = terms.flatMap((term, i) => (counts[i][0] > 0 ? [{ term, idf: idf(corpus.notes, counts[i][0]) }] : []));
+        if (query.length === 0) return [];
+        const averages = corpus.lengthSums.map((sum) => Math.max(sum / corpus.notes, 1e-9)) as [number, number, number];
+        const rows = (await tx`
+          SELECT pk, vector FROM search_vectors
+           WHERE vector LIKE ANY (ARRAY(SELECT jsonb_array_elements_text(${JSON.stringify(query.map((q) => holding(q.term)))}::text::jsonb)))`) as { pk: string; vector: string }[];
+        const top = new TopK(k);
+        for (const row of rows) {
+          const key = Number(row.pk);
+          if (!accept || accept(key)) top.offer(key, scoreVector(row.vector, query, averages));
+        }
+        return top.items;
+      };
+      if (request.tags.length > 0) {
+        const ranking: TaggedRanking = { terms: source, vectors: source, rankFiltered: rankAll, directCost: 1 };
+        return rankTagged(ranking, request.words, await taggedNotes(tx, request.tags), request.limit);
+      }
+      return rankAll(await queryTerms(source, request.words), request.limit);
+    }, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+  }
 }
 
 /**
- * Indexes a note; call inside the transaction that inserts it. The term
- * counts are upserted in (term, tier) order, so concurrent writers lock the
- * shared rows in one order and never deadlock on them.
+ * The table's answers to the query step and the scorer, in the snapshot of
+ * `tx`: corpus sizes summed from the vectors' lengths, term counts and typo
+ * vocabulary by matching the vectors' text (each count asked once).
  */
-export async function indexNote(execute: Execute, note: IndexedNote): Promise<void> {
-  const vector = termVector(note.title, note.tags, note.body);
-  const pairs: [string, number][] = [];
-  for (const [term, counts] of vector.counts) pairs.push([term, tierOf(counts, vector.lengths)]);
-  if (pairs.length > 0) {
-    await execute(sql`
-      INSERT INTO search_postings (term, tier, pk)
-      SELECT e ->> 0, (e ->> 1)::smallint, ${note.pk}::bigint FROM jsonb_array_elements(${json(pairs)}) e`);
-    await execute(sql`
-      INSERT INTO search_terms (term, tier, notes)
-      SELECT e ->> 0, (e ->> 1)::smallint, 1 FROM jsonb_array_elements(${json(pairs)}) e
-       ORDER BY (e ->> 0) COLLATE "C", (e ->> 1)::smallint
-      ON CONFLICT (term, tier) DO UPDATE SET notes = search_terms.notes + 1`);
-  }
-  await execute(sql`INSERT INTO search_vectors (pk, vector) VALUES (${note.pk}, ${encodeVector(vector)})`);
-  await addTotals(execute, note.pk, 1, vector.lengths);
+function tableSource(tx: BunSQL) {
+  const counted = new Map<string, number>();
+  let corpus: CorpusStats | undefined;
+  return {
+    corpus: async (): Promise<CorpusStats> => {
+      if (corpus) return corpus;
+      const [row] = (await tx`
+        SELECT count(*)::float8 AS notes,
+               coalesce(sum(split_part(split_part(vector, ' ', 1), ',', 1)::int), 0)::float8 AS title,
+               coalesce(sum(split_part(split_part(vector, ' ', 1), ',', 2)::int), 0)::float8 AS tags,
+               coalesce(sum(split_part(split_part(vector, ' ', 1), ',', 3)::int), 0)::float8 AS body
+          FROM search_vectors`) as { notes: number; title: number; tags: number; body: number }[];
+      return (corpus = { notes: row.notes, lengthSums: [row.title, row.tags, row.body] });
+    },
+    tierCounts: async (terms: string[]) => {
+      const missing = terms.filter((term) => !counted.has(term));
+      if (missing.length > 0) {
+        const rows = (await tx`
+          SELECT t.term, (SELECT count(*) FROM search_vectors WHERE vector LIKE t.pattern)::int AS notes
+            FROM jsonb_to_recordset(${JSON.stringify(missing.map((term) => ({ term, pattern: holding(term) })))}::text::jsonb) AS t(term text, pattern text)`) as { term: string; notes: number }[];
+        for (const row of rows) counted.set(row.term, row.notes);
+      }
+      return terms.map((term) => [counted.get(term) ?? 0]);
+    },
+    vocabulary: async (from: string, to: string) =>
+      (await tx`
+        SELECT m[1] AS term, count(*)::int AS doc
+          FROM search_vectors, regexp_matches(vector, ${` (${prefixPattern(from, to)}[^ :]*):`}, 'g') m
+         WHERE m[1] >= ${from} AND m[1] < ${to} GROUP BY m[1]`) as { term: string; doc: number }[],
+    vectors: (keys: number[]) => vectorsOf(tx, keys),
+  };
 }
 
-/** Removes a note from the index; call inside the transaction that deletes it. */
-export async function unindexNote(execute: Execute, pk: number): Promise<void> {
-  const [row] = await execute<{ vector: string }>(sql`DELETE FROM search_vectors WHERE pk = ${pk} RETURNING vector`);
-  if (!row) return;
-  const removed = await execute<{ term: string; tier: number }>(sql`DELETE FROM search_postings WHERE pk = ${pk} RETURNING term, tier`);
-  if (removed.length > 0) {
-    const pairs = json(removed.map((r) => [r.term, Number(r.tier)]));
-    // Locked in (term, tier) order first, like indexNote, then counted down; rows at zero go.
-    await execute(sql`
-      WITH gone AS (SELECT e ->> 0 AS term, (e ->> 1)::smallint AS tier FROM jsonb_array_elements(${pairs}) e),
-           locked AS (SELECT t.term, t.tier FROM search_terms t JOIN gone USING (term, tier) ORDER BY t.term, t.tier FOR UPDATE OF t)
-      UPDATE search_terms t SET notes = t.notes - 1 FROM locked WHERE t.term = locked.term AND t.tier = locked.tier`);
-    await execute(sql`
-      DELETE FROM search_terms t USING (SELECT e ->> 0 AS term, (e ->> 1)::smallint AS tier FROM jsonb_array_elements(${pairs}) e) gone
-       WHERE t.term = gone.term AND t.tier = gone.tier AND t.notes <= 0`);
-  }
-  const lengths = readLengths(row.vector);
-  await addTotals(execute, pk, -1, lengths.map((n) => -n));
+/** The stored vectors of these notes (those still indexed). */
+async function vectorsOf(sql: BunSQL, keys: number[]): Promise<{ key: number; vector: string }[]> {
+  const rows = (await sql`SELECT pk, vector FROM search_vectors WHERE pk = ANY(${`{${keys.join(",")}}`}::bigint[])`) as { pk: string; vector: string }[];
+  return rows.map((row) => ({ key: Number(row.pk), vector: row.vector }));
 }
 
-/** `q` holds one of these terms (at their tiers): an SQL condition on search_postings q. */
-function holdsAny(terms: TermAt[]): SQL {
-  const each = terms.map(({ term, tiers }) =>
-    tiers === null ? sql`q.term = ${term}` : sql`(q.term = ${term} AND q.tier IN (${sql.join(tiers.map((t) => sql`${t}`), sql`, `)}))`,
-  );
-  return sql`EXISTS (SELECT 1 FROM search_postings q WHERE q.pk = p.pk AND (${sql.join(each, sql` OR `)}))`;
+/** Term counts and typo vocabulary from the postings. */
+function memoryTerms(memory: MemoryIndex) {
+  return {
+    tierCounts: (terms: string[]) => terms.map((term) => [memory.notesWith(term)]),
+    vocabulary: (from: string, to: string) => memory.vocabulary(from, to),
+  };
 }
 
-/** The index as the shared ranking asks it, read through one transaction (one snapshot). */
-export class PostgresSearchSource implements SearchSource {
-  constructor(private readonly execute: Execute) {}
-
-  async corpus(): Promise<CorpusStats> {
-    const [t] = await this.execute<{ notes: number; title: number; tags: number; body: number }>(sql`
-      SELECT coalesce(sum(notes), 0)::float8 AS notes, coalesce(sum(title_terms), 0)::float8 AS title,
-             coalesce(sum(tag_terms), 0)::float8 AS tags, coalesce(sum(body_terms), 0)::float8 AS body
-        FROM search_totals`);
-    return { notes: Number(t.notes), lengthSums: [Number(t.title), Number(t.tags), Number(t.body)] };
-  }
-
-  /** Counts already read in this search's snapshot: the ranking asks again for the terms the query step looked up. */
-  private readonly known = new Map<string, number[]>();
-
-  async tierCounts(terms: string[]): Promise<number[][]> {
-    const missing = [...new Set(terms.filter((term) => !this.known.has(term)))];
-    if (missing.length > 0) {
-      for (const term of missing) this.known.set(term, new Array<number>(TIERS).fill(0));
-      const rows = await this.execute<{ term: string; tier: number; notes: number }>(sql`
-        SELECT term, tier::int AS tier, notes FROM search_terms
-         WHERE term = ANY (ARRAY(SELECT jsonb_array_elements_text(${json(missing)})))`);
-      for (const row of rows) this.known.get(row.term)![Number(row.tier)] = Number(row.notes);
-    }
-    return terms.map((term) => [...this.known.get(term)!]);
-  }
-
-  async notesWith(term: TermAt, without: TermAt[], anyOf: TermAt[] | null, limit = -1): Promise<number[]> {
-    const conditions: SQL[] = [sql`p.term = ${term.term}`];
-    if (term.tiers !== null) conditions.push(sql`p.tier IN (${sql.join(term.tiers.map((t) => sql`${t}`), sql`, `)})`);
-    if (without.length > 0) conditions.push(sql`NOT ${holdsAny(without)}`);
-    if (anyOf && anyOf.length > 0) conditions.push(holdsAny(anyOf));
-    const matching = sql`SELECT p.pk FROM search_postings p WHERE ${sql.join(conditions, sql` AND `)}`;
-    // With a limit, the first notes by key, as FTS5 answers them on SQLite.
-    // OFFSET 0 fences the filter in: otherwise PostgreSQL may walk the whole
-    // (pk, term) index in key order looking for the term (30-80 ms at 20k notes).
-    const rows = await this.execute<{ pk: number }>(limit >= 0 ? sql`SELECT pk FROM (${matching} OFFSET 0) m ORDER BY pk LIMIT ${limit}` : matching);
-    return rows.map((row) => Number(row.pk));
-  }
-
-  async vectors(keys: number[]): Promise<{ key: number; vector: string }[]> {
-    if (keys.length === 0) return [];
-    const rows = await this.execute<{ pk: number; vector: string }>(sql`
-      SELECT pk, vector FROM search_vectors WHERE pk IN (SELECT (jsonb_array_elements_text(${json(keys)}))::bigint)`);
-    return rows.map((row) => ({ key: Number(row.pk), vector: row.vector }));
-  }
-
-  async vocabulary(from: string, to: string): Promise<{ term: string; doc: number }[]> {
-    const rows = await this.execute<{ term: string; doc: number }>(sql`
-      SELECT term, sum(notes)::float8 AS doc FROM search_terms WHERE term >= ${from} AND term < ${to} GROUP BY term`);
-    return rows.map((row) => ({ term: row.term, doc: Number(row.doc) }));
-  }
-
-  /** The pks of the notes for a request with their order keys, best first (core/search/query.ts gives the order). */
-  async search<T extends { pk: number; score: number; createdAt: number }>(
-    request: SearchRequest,
-    rowsOf: (pks: number[]) => Promise<T[]>,
-  ): Promise<T[]> {
-    if (request.tags.length > 0 && request.words.length === 0) {
-      // Tag words only: the best-scored notes carrying every tag (net score, then newest).
-      const pks = await bestTagged(this.execute, request.tags, request.limit);
-      const rows = new Map((pks.length > 0 ? await rowsOf(pks) : []).map((row) => [Number(row.pk), row]));
-      return pks.flatMap((pk) => rows.get(pk) ?? []);
-    }
-    const ranked =
-      request.tags.length > 0
-        ? await rankTagged(
-            { terms: this, vectors: this, rankFiltered: (terms, k, accept) => rankTopK(this, terms, k, accept), directCost: 1 },
-            request.words,
-            await taggedNotes(this.execute, request.tags),
-            request.limit,
-          )
-        : await searchNotes(this, request);
-    if (ranked.length === 0) return [];
-    return resultOrder(ranked, await rowsOf(ranked.map((r) => r.key)), request.limit);
-  }
+/** The shared MaxScore over the postings; query words and typo correction from the same postings. */
+async function rankMemory(memory: MemoryIndex, request: SearchRequest): Promise<Ranked[]> {
+  return rankInMemory(memory, await queryTerms(memoryTerms(memory), request.words), request.limit);
 }
+
+/** The literal prefix every term in [from, to) starts with, as a regular expression (terms are letters, digits and marks). */
+function prefixPattern(from: string, to: string): string {
+  let common = 0;
+  while (common < from.length && common < to.length && from[common] === to[common]) common++;
+  return from.slice(0, common).replace(/[^\p{L}\p{N}\p{M}]/gu, (c) => `\\${c}`);
+}
+

@@ -3,9 +3,9 @@
 // behind the Store interface. Any number of processes (replicas, `cairn
 // admin`) share one database, so nothing here is remembered between calls: no
 // note cache, no key memory (keyGeneration is NaN), and every read-then-write
-// holds a row lock for its transaction. Search is the shared ranking of
-// src/core/search over tables of our own (search.ts), written in the same
-// transactions as the notes.
+// holds a row lock for its transaction. Search is the one thing held in
+// memory: the in-memory postings of src/core/search, which follow the
+// database's search log (search.ts, search-log.ts), as on SQLite.
 import type { SQL as BunSQL } from "bun";
 import { count, eq } from "drizzle-orm";
 import { ComposedStore } from "../composed-store.ts";
@@ -16,6 +16,7 @@ import { PostgresContributors } from "./contributors.ts";
 import { migrateDatabase, migrationsCurrent } from "./migrate.ts";
 import { PostgresNotes } from "./notes.ts";
 import { PostgresOutbox } from "./outbox.ts";
+import { PostgresSearch } from "./search.ts";
 import { comments, contributors, posts, votes } from "./schema.ts";
 import { PostgresVotes } from "./votes.ts";
 import { PostgresWebEvents } from "./web-events.ts";
@@ -29,8 +30,13 @@ export class PostgresStore extends ComposedStore implements Store {
   readonly keySignalOffReason = null;
   /** Notes are read from the database on every request (no cache to go stale across replicas), by design. */
   readonly noteSignalOffReason = null;
-  readonly searchMemoryOffReason = null;
-  async searchMemoryBuilt(): Promise<void> {}
+  get searchMemoryOffReason(): string | null {
+    return this.searchIndex.memory.offReason;
+  }
+  searchMemoryBuilt(): Promise<void> {
+    return this.searchIndex.memory.loaded();
+  }
+  readonly searchIndex: PostgresSearch;
   private readonly client: BunSQL;
   private readonly db: Db;
   protected readonly contributors: PostgresContributors;
@@ -45,7 +51,8 @@ export class PostgresStore extends ComposedStore implements Store {
     super();
     ({ client: this.client, db: this.db } = openDatabase(options));
     this.contributors = new PostgresContributors(this.db, this.client);
-    this.notes = new PostgresNotes(this.db, this.client);
+    this.searchIndex = new PostgresSearch(this.client, options.searchMemoryBytes ?? 0);
+    this.notes = new PostgresNotes(this.client, this.searchIndex);
     this.comments = new PostgresComments(this.db);
     this.votes = new PostgresVotes(this.db);
     this.webEvents = new PostgresWebEvents(this.db);
@@ -65,6 +72,7 @@ export class PostgresStore extends ComposedStore implements Store {
 
   async migrate(): Promise<void> {
     await migrateDatabase(this.db);
+    await this.searchIndex.memory.start();
   }
 
   async readiness(): Promise<Readiness> {
@@ -76,6 +84,7 @@ export class PostgresStore extends ComposedStore implements Store {
   }
 
   async close(): Promise<void> {
+    this.searchIndex.memory.close();
     await this.client.close({ timeout: 5 });
   }
 

@@ -11,9 +11,10 @@ import { rankInMemory } from "../../core/search/maxscore.ts";
 import type { MemoryIndex } from "../../core/search/memory-index.ts";
 import { queryTerms, resultOrder, searchNotes, type SearchRequest, type SearchSource } from "../../core/search/query.ts";
 import { rankTopK, TIERS, tierOf, type CorpusStats, type Ranked, type TermAt } from "../../core/search/ranking.ts";
-import { rankTagged, type TaggedRanking } from "../../core/search/tagged.ts";
+import { MEMORY_DIRECT_COST, rankTagged, type TaggedRanking } from "../../core/search/tagged.ts";
 import { encodeVector, readLengths, termCounts, vectorTerms } from "../../core/search/vector.ts";
-import { SqliteMemorySearch } from "./memory-search.ts";
+import type { SearchFollower } from "../search-follower.ts";
+import { sqliteMemorySearch } from "./memory-search.ts";
 import { SqliteNoteTags } from "./note-tags.ts";
 import { NOTE_SELECT, type NoteRow } from "./note-row.ts";
 
@@ -21,12 +22,6 @@ import { NOTE_SELECT, type NoteRow } from "./note-row.ts";
 export const DEFAULT_SEARCH_MEMORY_BYTES = 1024 * 1024 * 1024;
 /** Log rows kept: a server that has not caught up over this many index changes builds its postings again. */
 export const SEARCH_LOG_KEEP = 100_000;
-/**
- * Tag words on the in-memory path: the tagged notes are scored one by one
- * (a vector read from the table each) only when the postings of the words
- * are this many times more numerous; otherwise MaxScore walks them with a filter.
- */
-const MEMORY_DIRECT_COST = 512;
 /** The writer trims the log once per this many rows. */
 const LOG_TRIM_EVERY = 1024;
 
@@ -113,7 +108,7 @@ export class SqliteSearch implements SearchSource {
   private prepared?: ReturnType<typeof prepare>;
 
   /** The postings in this process's memory; searches use them once built (see memory-search.ts). */
-  readonly memory: SqliteMemorySearch;
+  readonly memory: SearchFollower<number>;
   /** The searchable notes' tags, for tag words (note-tags.ts). */
   readonly tags: SqliteNoteTags;
 
@@ -123,7 +118,7 @@ export class SqliteSearch implements SearchSource {
     private readonly logKeep = SEARCH_LOG_KEEP,
     loadNowPostings?: number,
   ) {
-    this.memory = new SqliteMemorySearch(sqlite, memoryBytes, loadNowPostings);
+    this.memory = sqliteMemorySearch(sqlite, memoryBytes, loadNowPostings);
     this.tags = new SqliteNoteTags(sqlite);
   }
 
@@ -143,8 +138,8 @@ export class SqliteSearch implements SearchSource {
   }
 
   /** Builds the in-memory postings (after migrations). */
-  startMemory(): void {
-    this.memory.start();
+  startMemory(): Promise<void> {
+    return this.memory.start();
   }
 
   /** Records a change of the index for every process's postings; trims old rows now and then. */
@@ -275,7 +270,7 @@ export class SqliteSearch implements SearchSource {
   /** The notes for a request, best first (core/search/query.ts gives the order). */
   async search(request: SearchRequest): Promise<NoteRow[]> {
     if (request.tags.length > 0 && request.words.length === 0) return this.bestTagged(request);
-    const memory = this.memory.current();
+    const memory = await this.memory.current();
     let ranked: Ranked[];
     if (request.tags.length > 0) ranked = await this.searchTagged(memory, request);
     else ranked = memory ? await this.searchMemory(memory, request) : await searchNotes(this, request);

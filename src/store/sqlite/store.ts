@@ -117,7 +117,7 @@ export class SqliteStore extends ComposedStore implements Store {
       this.outbox.forgetFinishedAddresses();
       this.searchIndex.catchUp();
     });
-    this.searchIndex.startMemory();
+    await this.searchIndex.startMemory();
   }
 
   async readiness(): Promise<Readiness> {

@@ -1,0 +1,143 @@
+// The PostgreSQL engine's search log (drizzle/postgres/0003_search_log.sql), as
+// the shared follower (src/store/search-follower.ts) reads it. Replicas commit
+// concurrently, so a log row's sequence value is not its commit order: a row
+// with a smaller seq may commit after one with a larger seq was read. Each row
+// therefore carries its transaction's id (pg_current_xact_id()), and a
+// replica's place in the log is the snapshot it last read in: the next read
+// takes exactly the rows visible now whose transaction was not yet visible in
+// that snapshot (pg_visible_in_snapshot), so every committed row is applied
+// once, whatever order transactions committed in. Rows of one note are ordered
+// (its delete locks the row its create committed), so seq orders them.
+// docs/design.md, "Search".
+import type { SQL as BunSQL } from "bun";
+import type { MemoryIndex } from "../../core/search/memory-index.ts";
+import { netChanges, type BuildPlan, type LogChanges, type SearchLog } from "../search-follower.ts";
+
+/** Corpora of at most this many notes are built before migrate() returns; larger ones in the background. */
+const LOAD_NOW_NOTES = 5_000;
+/** Vectors read per step of a build. */
+const LOAD_STEP_NOTES = 1_000;
+/** Log rows read per statement while catching up. */
+const LOG_PAGE = 5_000;
+/** Log rows kept: a replica that has not followed over this many index changes builds its postings again. */
+export const SEARCH_LOG_KEEP = 100_000;
+/** A writer trims the log once per this many rows. */
+export const LOG_TRIM_EVERY = 1_024;
+
+type Query = BunSQL;
+
+interface ChangeRow {
+  snap: string;
+  trimmed: boolean;
+  seq: string | null;
+  pk: string | null;
+  removed: string | null;
+  vector: string | null;
+}
+
+/**
+ * One page of the rows committed after snapshot `from` (and after seq `after`
+ * within this read), with the snapshot of this read and whether the log was
+ * trimmed past `from`. Every row comes with the statement's snapshot, so in
+ * a REPEATABLE READ transaction every page agrees. The vectors of `own`
+ * keys (this process wrote them) are not sent back.
+ */
+function changePage(sql: Query, from: string, after: number, own: string): Promise<ChangeRow[]> {
+  return sql`
+    SELECT s.snap, s.trimmed, l.seq, l.pk, l.removed, v.vector
+      FROM (SELECT pg_current_snapshot()::text AS snap,
+                   (SELECT upto FROM search_log_trim) >= pg_snapshot_xmin(${from}::text::pg_snapshot) AS trimmed) s
+      LEFT JOIN LATERAL (
+        SELECT l.seq, l.pk, l.removed FROM search_log l
+         WHERE l.xid >= pg_snapshot_xmin(${from}::text::pg_snapshot)
+           AND NOT pg_visible_in_snapshot(l.xid, ${from}::text::pg_snapshot)
+           AND l.seq > ${after}
+         ORDER BY l.seq LIMIT ${LOG_PAGE}) l ON true
+      LEFT JOIN search_vectors v ON l.removed IS NULL AND v.pk = l.pk AND NOT (l.pk = ANY(${own}::bigint[]))` as Promise<ChangeRow[]>;
+}
+
+export class PostgresSearchLog implements SearchLog<string> {
+  constructor(private readonly client: BunSQL) {}
+
+  async plan(): Promise<BuildPlan> {
+    const [{ n }] = (await this.client`SELECT count(*)::int AS n FROM (SELECT 1 FROM search_vectors LIMIT ${LOAD_NOW_NOTES + 1}) few`) as { n: number }[];
+    return { bytes: null, now: n <= LOAD_NOW_NOTES };
+  }
+
+  /** Every vector as of one REPEATABLE READ snapshot, on a connection of its own; answers that snapshot. */
+  async *load(index: MemoryIndex, full: () => boolean): AsyncGenerator<void, string, void> {
+    const connection = await this.client.reserve();
+    try {
+      await connection`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`;
+      const [{ snap }] = (await connection`SELECT pg_current_snapshot()::text AS snap`) as { snap: string }[];
+      for (let after = 0; ; ) {
+        const rows = (await connection`SELECT pk, vector FROM search_vectors WHERE pk > ${after} ORDER BY pk LIMIT ${LOAD_STEP_NOTES}`) as { pk: string; vector: string }[];
+        for (const row of rows) {
+          index.add(Number(row.pk), row.vector);
+          if (full()) return snap;
+        }
+        if (rows.length < LOAD_STEP_NOTES) return snap;
+        after = Number(rows[rows.length - 1].pk);
+        yield;
+      }
+    } finally {
+      await connection`COMMIT`.catch(() => {});
+      connection.release();
+    }
+  }
+
+  /** One statement when the changes fit a page (the usual case); else the pages of one REPEATABLE READ transaction. */
+  async changesSince(from: string, written: ReadonlyMap<number, string>): Promise<LogChanges<string> | null> {
+    const own = `{${[...written.keys()].join(",")}}`;
+    const first = await changePage(this.client, from, 0, own);
+    if (first.filter((row) => row.seq !== null).length < LOG_PAGE) return collect(first, written);
+    return this.client.begin("ISOLATION LEVEL REPEATABLE READ READ ONLY", async (tx) => {
+      const rows: ChangeRow[] = [];
+      for (let after = 0; ; ) {
+        const page = await changePage(tx, from, after, own);
+        rows.push(...page);
+        const last = page[page.length - 1];
+        if (page.length < LOG_PAGE || last.seq === null) break;
+        after = Number(last.seq);
+      }
+      return collect(rows, written);
+    });
+  }
+}
+
+function collect(rows: ChangeRow[], written: ReadonlyMap<number, string>): LogChanges<string> | null {
+  if (rows[0].trimmed) return null;
+  const logged = rows
+    .filter((row) => row.seq !== null)
+    .map((row) => ({ seq: Number(row.seq), key: Number(row.pk), removed: row.removed, vector: row.vector }))
+    .sort((a, b) => a.seq - b.seq);
+  const vectors = new Map(written);
+  for (const row of logged) if (row.vector !== null) vectors.set(row.key, row.vector);
+  const changes = [...netChanges(logged)].map(([key, change]) => ({
+    key,
+    removed: change.firstRemoved,
+    added: change.added ? (vectors.get(key) ?? null) : null,
+  }));
+  return { position: rows[0].snap, changes };
+}
+
+/**
+ * Deletes the log rows past the newest SEARCH_LOG_KEEP, at most up to `seq`,
+ * and only those of transactions older than every running one (so a replica
+ * that has followed recently never lost a row it had not read), recording the
+ * newest id deleted. Another replica trimming at once: this one skips.
+ */
+export async function trimLog(client: BunSQL, seq: number, keep = SEARCH_LOG_KEEP): Promise<void> {
+  await client.begin(async (tx) => {
+    const [{ locked }] = (await tx`SELECT pg_try_advisory_xact_lock(${TRIM_LOCK}) AS locked`) as { locked: boolean }[];
+    if (!locked) return;
+    await tx`
+      WITH gone AS (
+        DELETE FROM search_log WHERE seq <= ${seq - keep} AND xid < pg_snapshot_xmin(pg_current_snapshot()) RETURNING xid
+      ), newest AS (SELECT xid FROM gone ORDER BY xid DESC LIMIT 1)
+      UPDATE search_log_trim SET upto = newest.xid FROM newest WHERE newest.xid > search_log_trim.upto`;
+  });
+}
+
+/** pg_try_advisory_xact_lock key of a trim: "trim" as a number. */
+const TRIM_LOCK = 0x7472696d;
