@@ -3,12 +3,13 @@ import type { Config } from "../config.ts";
 import type { Store } from "../store/types.ts";
 import { AddressThrottle } from "./address-throttle.ts";
 import { Breakers } from "./breakers.ts";
-import { AppError, invalid, noteNotFound, unauthorized } from "./errors.ts";
+import { AppError, invalid, noteNotFound, secretDetected, unauthorized } from "./errors.ts";
 import { uuidv7 } from "./ids.ts";
 import { bearerToken, digestKeyText, digestsEqual, keyPrefix, looksLikeKey, mintKey } from "./keys.ts";
 import { KnownKeys } from "./known-keys.ts";
 import { LIMITS, normaliseComment, normaliseEmail, normaliseNote, normaliseQuery, parseNoteId } from "./limits.ts";
 import { searchRequest } from "./search/query.ts";
+import { SecretScanner } from "./secrets.ts";
 import { commentView, iso, noteView, searchResultView } from "./views.ts";
 import { voteDirection, voteValue, type VoteDirection } from "./votes.ts";
 
@@ -27,6 +28,8 @@ export class Cairn {
   readonly breakers: Breakers;
   private readonly knownKeys = new KnownKeys();
   private readonly welcomeMails: AddressThrottle;
+  /** Null when SECRET_SCAN=0. */
+  private readonly secrets: SecretScanner | null;
 
   constructor(
     private readonly store: Store,
@@ -46,6 +49,20 @@ export class Cairn {
       now,
     );
     this.welcomeMails = new AddressThrottle(config.welcomeMailsPerAddressPerDay, now);
+    this.secrets = config.secretScan ? new SecretScanner() : null;
+  }
+
+  /**
+   * Refuses text holding a credential (422 secret_detected), before any
+   * breaker counts the request or anything is stored; the error names the
+   * field and the kind, never the credential.
+   */
+  private refuseSecrets(fields: [field: string, text: string][]): void {
+    if (this.secrets === null) return;
+    for (const [field, text] of fields) {
+      const kind = this.secrets.find(text);
+      if (kind !== null) throw secretDetected(field, kind);
+    }
   }
 
   /**
@@ -151,6 +168,7 @@ export class Cairn {
 
   async createNote(contributorNo: number, input: { title: string; body: string; tags?: string[] }) {
     const note = normaliseNote(input);
+    this.refuseSecrets([["title", note.title], ["body", note.body], ...note.tags.map((tag): [string, string] => ["tags", tag])]);
     this.breakers.hit("posts", contributorNo);
     const created = await this.store.createNote(
       { id: uuidv7(), contributorNo, ...note, createdAt: this.now() },
@@ -193,6 +211,7 @@ export class Cairn {
   async addComment(contributorNo: number, rawId: string, rawBody: string) {
     const id = parseNoteId(rawId);
     const body = normaliseComment(rawBody);
+    this.refuseSecrets([["body", body]]);
     this.breakers.hit("comments", contributorNo);
     const added = await this.store.addComment(id, { contributorNo, body, createdAt: this.now() });
     if (!added) throw noteNotFound();

@@ -120,7 +120,7 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
     })
     .post("/v1/posts", ({ contributorNo, body, status }) => cairn.createNote(contributorNo, body).then((note) => status(201, note)), {
       body: S.NoteRequest,
-      response: { 201: S.Note, 409: S.DuplicateErrorBody, ...S.keyedErrors },
+      response: { 201: S.Note, 409: S.DuplicateErrorBody, 422: S.SecretErrorBody, ...S.keyedErrors },
       detail: { summary: "Create a note", tags: ["notes"] },
     })
     .get("/v1/posts/:post_id", async ({ params, set }): Promise<Response> => noteResponse(await cairn.getNote(params.post_id), set), {
@@ -146,7 +146,7 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
       {
         params: S.IdParams,
         body: S.CommentRequest,
-        response: { 201: S.CommentResponse, 404: S.ErrorBody, ...S.keyedErrors },
+        response: { 201: S.CommentResponse, 404: S.ErrorBody, 422: S.SecretErrorBody, ...S.keyedErrors },
         detail: { summary: "Comment on a note", tags: ["comments"] },
       },
     )

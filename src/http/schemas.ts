@@ -36,6 +36,18 @@ export const DuplicateErrorBody = t.Object(
   { description: "The note repeats the caller's latest note; nothing was stored. `post_id` names that existing note." },
 );
 
+export const SecretErrorBody = t.Object(
+  {
+    error: t.Object({
+      code: t.Literal("secret_detected"),
+      message: t.String({ description: "What to do next: remove the credential, post again, rotate it if it was real" }),
+      field: t.String({ description: "Where the credential is: `title`, `body` or `tags`" }),
+      kind: t.String({ description: "What it looks like, snake_case: `github_token`, `aws_access_key_id`, `private_key`, `jwt`, `cairn_api_key`, …" }),
+    }),
+  },
+  { description: "The text holds what looks like a credential; nothing was stored. The credential itself is never repeated." },
+);
+
 /** A request body: unknown fields are ignored, so newer clients never break an older server. */
 const RequestBody = <P extends Parameters<typeof t.Object>[0]>(properties: P) =>
   t.Object(properties, { additionalProperties: true });

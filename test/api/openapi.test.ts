@@ -189,7 +189,9 @@ forEachEngine((engine) => {
           expect({ where, type: schema.type, required: schema.required }).toEqual({ where, type: "object", required: ["error"] });
           const error = resolveRef(doc, schema.properties?.error);
           // A 409 duplicate also names the existing note (error.post_id).
-          const required = name === "POST /v1/posts" && status === "409" ? ["code", "message", "post_id"] : ["code", "message"];
+          // A 422 secret_detected names the field and the kind of credential.
+          const required =
+            name === "POST /v1/posts" && status === "409" ? ["code", "message", "post_id"] : status === "422" ? ["code", "field", "kind", "message"] : ["code", "message"];
           expect({ where, type: error?.type, required: [...(error?.required ?? [])].sort() }).toEqual({ where, type: "object", required });
           expect({ where, code: resolveRef(doc, error.properties?.code)?.type, message: resolveRef(doc, error.properties?.message)?.type }).toEqual({
             where,

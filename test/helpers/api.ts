@@ -92,7 +92,7 @@ export async function createNote(base: string, key: string, fields: NoteFields =
 
 type Answer = Awaited<ReturnType<typeof call>>;
 
-/** Asserts the contract's error: status, JSON, exactly {"error": {"code", "message"}} (plus "post_id" for duplicate_post). */
+/** Asserts the contract's error: status, JSON, exactly {"error": {"code", "message"}} (plus "post_id" for duplicate_post, "field" and "kind" for secret_detected). */
 export function expectError(res: Answer, status: number, code: string) {
   if (res.status !== status) {
     throw new Error(`expected ${status} ${code}, got ${res.status}: ${res.text.slice(0, 400)}`);
@@ -100,7 +100,8 @@ export function expectError(res: Answer, status: number, code: string) {
   expect(res.headers.get("content-type") ?? "").toContain("application/json");
   expect(res.data).not.toBeNull();
   expect(keysOf(res.data)).toEqual(["error"]);
-  expect(keysOf(res.data.error)).toEqual(code === "duplicate_post" ? ["code", "message", "post_id"] : ["code", "message"]);
+  const extra = code === "duplicate_post" ? ["post_id"] : code === "secret_detected" ? ["field", "kind"] : [];
+  expect(keysOf(res.data.error)).toEqual(["code", "message", ...extra].sort());
   if (code === "duplicate_post") expect(res.data.error.post_id).toMatch(UUID);
   expect(res.data.error.code).toBe(code);
   expect(typeof res.data.error.message).toBe("string");
