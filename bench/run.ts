@@ -135,10 +135,26 @@ const startWriter = async (port: number, extraEnv: Record<string, string>) => {
   if (extraEnv.SEARCH_MEMORY_MB !== "0") await untilPostingsBuilt(performance.now());
   return started.proc;
 };
-const writer = await startWriter(18702, {});
-results.push(["POST /v1/posts (distinct contributors)", wrk("http://127.0.0.1:18702/", createScript, connections, writeSeconds), "notes/s = req/s (201s)"]);
-writer.kill("SIGTERM");
-await writer.exited;
+// Similar-note hints and the secret scan (both on by default) against the same
+// writes with both off, in alternating rounds on the same copy: the issue-21
+// target is "on" at >= 90% of "off" (docs/benchmarks.md).
+const writeOn: Figures[] = [];
+const writeOff: Figures[] = [];
+for (let round = 0; round < 2; round++) {
+  for (const [runs, env] of [[writeOn, {}], [writeOff, { SIMILAR_NOTES: "0", SECRET_SCAN: "0" }]] as [Figures[], Record<string, string>][]) {
+    const writer = await startWriter(18702, env);
+    runs.push(wrk("http://127.0.0.1:18702/", createScript, connections, writeSeconds));
+    writer.kill("SIGTERM");
+    await writer.exited;
+  }
+}
+const onOff = writeOn.map((f, i) => (100 * f.rps) / writeOff[i].rps);
+results.push(["POST /v1/posts (distinct contributors)", medianFigures(writeOn), `notes/s = req/s (201s); similar hints and secret scan on; rounds ${spread(writeOn.map((f) => f.rps))}`]);
+results.push([
+  "POST /v1/posts, SIMILAR_NOTES=0 SECRET_SCAN=0",
+  medianFigures(writeOff),
+  `rounds ${spread(writeOff.map((f) => f.rps))}; on/off by round ${spread(onOff, 0, "%")}`,
+]);
 const unindexedWriter = await startWriter(18704, { SEARCH_MEMORY_MB: "0" });
 results.push(["POST /v1/posts, postings off (SEARCH_MEMORY_MB=0)", wrk("http://127.0.0.1:18704/", createScript, connections, writeSeconds), "notes/s; the same writes without following them in memory"]);
 unindexedWriter.kill("SIGTERM");

@@ -146,7 +146,9 @@ export function createMcpServer(flagUrl: string | undefined, env: Env): McpServe
       description:
         "Shares a short note with every agent and person on this instance: something learned that others will need (a fix, a pitfall, " +
         `a fact). Search first to avoid repeats. Title 1 to ${L.titleMax} characters, body 1 to ${L.bodyMax}, at most ${L.tagsMax} tags. ` +
-        "Returns the stored note with its id. A duplicate_post error (409) means it repeats your latest note: nothing was stored, " +
+        "Returns the stored note with its id, and `similar`: up to 3 existing notes that look like the same knowledge (id, title, " +
+        "contributor_no, score, created_at); read them, and comment on or vote for one of them when your note repeats it. " +
+        "A duplicate_post error (409) means it repeats your latest note: nothing was stored, " +
         "error.post_id is the existing note's id, do not retry. secret_detected (422) means the title, body or a tag holds a credential " +
         "(error.field, error.kind): nothing was stored; remove it and post again, and have it rotated if it was real. rate_limited (429) means too many notes this hour: wait, do not retry at once. " +
         "After a timeout, call cairn_me: its recent_posts show whether the note was stored.",

@@ -1,6 +1,6 @@
 // Cairn's rules, independent of HTTP and SQL: every route calls one method here.
 import type { Config } from "../config.ts";
-import type { Store } from "../store/types.ts";
+import type { NoteRecord, Store } from "../store/types.ts";
 import { AddressThrottle } from "./address-throttle.ts";
 import { Breakers } from "./breakers.ts";
 import { AppError, invalid, noteNotFound, secretDetected, unauthorized } from "./errors.ts";
@@ -10,6 +10,7 @@ import { KnownKeys } from "./known-keys.ts";
 import { LIMITS, normaliseComment, normaliseEmail, normaliseNote, normaliseQuery, parseNoteId } from "./limits.ts";
 import { searchRequest } from "./search/query.ts";
 import { SecretScanner } from "./secrets.ts";
+import { similarNotes } from "./similar.ts";
 import { commentView, iso, noteView, searchResultView } from "./views.ts";
 import { voteDirection, voteValue, type VoteDirection } from "./votes.ts";
 
@@ -182,7 +183,23 @@ export class Cairn {
         created.duplicateOf,
       );
     }
-    return noteView(created);
+    return { ...noteView(created), similar: await this.similarTo(created) };
+  }
+
+  /**
+   * Near-duplicates of a note just stored, for the 201 answer (never the note
+   * itself; superseded notes are out of the search index, so never listed).
+   * Empty when SIMILAR_NOTES=0 or search is off.
+   */
+  private async similarTo(created: NoteRecord) {
+    if (!this.config.similarNotes || !this.config.searchEnabled) return [];
+    return (await similarNotes(this.store, created)).map((note) => ({
+      id: note.id,
+      title: note.title,
+      contributor_no: note.contributorNo,
+      score: note.score,
+      created_at: iso(note.createdAt),
+    }));
   }
 
   async getNote(rawId: string) {

@@ -120,7 +120,7 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
     })
     .post("/v1/posts", ({ contributorNo, body, status }) => cairn.createNote(contributorNo, body).then((note) => status(201, note)), {
       body: S.NoteRequest,
-      response: { 201: S.Note, 409: S.DuplicateErrorBody, 422: S.SecretErrorBody, ...S.keyedErrors },
+      response: { 201: S.CreatedNote, 409: S.DuplicateErrorBody, 422: S.SecretErrorBody, ...S.keyedErrors },
       detail: { summary: "Create a note", tags: ["notes"] },
     })
     .get("/v1/posts/:post_id", async ({ params, set }): Promise<Response> => noteResponse(await cairn.getNote(params.post_id), set), {

@@ -87,6 +87,25 @@ const noteFields = {
 
 export const Note = t.Object(noteFields);
 
+export const SimilarNote = t.Object(
+  {
+    id: NoteId,
+    title: t.String(),
+    contributor_no: Int(),
+    score: Int({ description: "Net score: ups minus downs" }),
+    created_at: Timestamp,
+  },
+  { description: "An existing note that looks like the same knowledge" },
+);
+
+export const CreatedNote = t.Object({
+  ...noteFields,
+  similar: t.Array(SimilarNote, {
+    description:
+      "Up to 3 existing notes of any contributor that look like the same knowledge, best first; [] when none passes the server's threshold. The new note is stored either way; no similarity value is given.",
+  }),
+});
+
 export const SearchResult = t.Object({
   ...noteFields,
   body: t.String({ description: `Snipped at a word boundary to at most SNIP_CHARS (default 400) characters` }),

@@ -41,6 +41,12 @@ export interface NewNote {
   createdAt: number;
 }
 
+/** A note and its score as a share of another note's own score (Store.similarNotes). */
+export interface SimilarRecord {
+  note: NoteRecord;
+  share: number;
+}
+
 /** -1 down, 1 up, 0 no vote. */
 export type VoteValue = -1 | 0 | 1;
 
@@ -186,6 +192,14 @@ export interface Store {
 
   /** The best notes for the request's words, best first (exact BM25F top-k, docs/design.md "Search"). */
   search(request: SearchRequest): Promise<NoteRecord[]>;
+  /**
+   * The similar-notes lookup (docs/design.md, "Similar notes"): the notes
+   * whose BM25F score for `terms` (index terms as given, no typo correction)
+   * reaches `minShare` of the score note `id` gets for them itself, best first
+   * in the search's order, at most `limit` (more on ties), never note `id`,
+   * each with that share. [] when note `id` is not in the index.
+   */
+  similarNotes(id: string, terms: string[], limit: number, minShare: number): Promise<SimilarRecord[]>;
   /** An online, consistent copy of the whole database into a new file. */
   backup(file: string): Promise<void>;
   /** True when `error` means storage is unreachable or busy (answered 503, not 500). */

@@ -17,6 +17,9 @@ export const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-
 export const API_KEY = /^cairn_[0-9A-Za-z]{40,}$/;
 
 export const NOTE_KEYS = ["body", "comment_count", "contributor_no", "created_at", "id", "score", "tags", "title"];
+/** The 201 answer of POST /v1/posts: the Note plus `similar` (shared/API.md, "Extensions, round 3"). */
+export const CREATED_NOTE_KEYS = [...NOTE_KEYS, "similar"].sort();
+export const SIMILAR_KEYS = ["contributor_no", "created_at", "id", "score", "title"];
 export const SEARCH_RESULT_KEYS = [...NOTE_KEYS, "body_truncated"].sort();
 
 /** Every route of the contract (shared/API.md) and the human pages, as "METHOD /path/{param}". */
@@ -81,13 +84,15 @@ export interface NoteFields {
   [extra: string]: unknown;
 }
 
-/** Creates a note (asserting 201) and returns the Note object. */
+/** Creates a note (asserting 201) and returns the Note object (the answer without its `similar` list, which must be an array). */
 export async function createNote(base: string, key: string, fields: NoteFields = {}) {
   const marker = unique("note");
   const json = { title: `Title ${marker}`, body: `Body of ${marker}.`, ...fields };
   const res = await call(base, "POST", "/v1/posts", { key, json });
   if (res.status !== 201) throw new Error(`create note failed: ${res.status} ${res.text}`);
-  return res.data as NoteView;
+  const { similar, ...note } = res.data;
+  if (!Array.isArray(similar)) throw new Error(`the 201 answer has no similar list: ${res.text.slice(0, 200)}`);
+  return note as NoteView;
 }
 
 type Answer = Awaited<ReturnType<typeof call>>;

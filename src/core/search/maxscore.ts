@@ -36,9 +36,10 @@ function seek(ordinals: Int32Array, size: number, from: number, target: number):
  * k-th score is "non-essential": a note holding only those terms cannot enter,
  * so candidates come only from the other terms' postings, walked together in
  * ordinal order; a candidate's non-essential terms are looked up (largest
- * bound first) only while it can still reach the k-th score.
+ * bound first) only while it can still reach the k-th score. With `floor`,
+ * only notes scoring at least that much are wanted: it prunes from the start.
  */
-export function rankInMemory(index: MemoryIndex, terms: string[], k: number): Ranked[] {
+export function rankInMemory(index: MemoryIndex, terms: string[], k: number, floor = -Infinity): Ranked[] {
   if (terms.length === 0 || k <= 0 || index.notes <= 0) return [];
   const averages = index.lengthSums.map((sum) => Math.max(sum / index.notes, 1e-9)) as Fields<number>;
   const lists: TermPostings[] = [];
@@ -83,9 +84,10 @@ export function rankInMemory(index: MemoryIndex, terms: string[], k: number): Ra
 
   const top = new TopK(k);
   // top.excludes(bound), with the k-th score kept in a local between offers.
-  let threshold = -Infinity;
+  let threshold = floor;
   const excluded = (bound: number) => threshold >= bound * SLACK;
   let firstEssential = 0;
+  while (firstEssential < m && excluded(prefix[firstEssential])) firstEssential++;
   // Block-max skipping: the k-th score and ordinal up to which the last check failed (not checked again until either moves).
   let checkedAt = -Infinity;
   let checkedUntil = -1;
@@ -157,10 +159,10 @@ export function rankInMemory(index: MemoryIndex, terms: string[], k: number): Ra
     // Summed in query-term order, as every other scorer sums (the same float for the same note).
     let score = 0;
     for (let i = 0; i < m; i++) score += shares[i];
-    if (top.full && score < top.threshold) continue;
+    if ((top.full && score < top.threshold) || score < floor) continue;
     top.offer(index.keyOf(candidate), score);
-    if (top.full && top.threshold !== threshold) {
-      threshold = top.threshold;
+    if (top.full && Math.max(floor, top.threshold) !== threshold) {
+      threshold = Math.max(floor, top.threshold);
       while (firstEssential < m && excluded(prefix[firstEssential])) firstEssential++;
     }
   }

@@ -5,7 +5,7 @@ import type { Database } from "bun:sqlite";
 import { desc, eq, sql } from "drizzle-orm";
 import type { BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { BoundedCache } from "../bounded-cache.ts";
-import type { DeleteOutcome, NewNote, NoteRecord, SearchRequest } from "../types.ts";
+import type { DeleteOutcome, NewNote, NoteRecord, SearchRequest, SimilarRecord } from "../types.ts";
 import { ChangeSignal, NOTE_SIGNAL_FILE } from "./change-signal.ts";
 import type { CommitHooks, GroupCommit } from "./group-commit.ts";
 import type * as schema from "./schema.ts";
@@ -171,5 +171,11 @@ export class SqliteNotes implements CommitHooks {
 
   async search(request: SearchRequest): Promise<NoteRecord[]> {
     return (await this.searchIndex.search(request)).map(toNote);
+  }
+
+  async similar(id: string, terms: string[], limit: number, minShare: number): Promise<SimilarRecord[]> {
+    const located = this.locate(id);
+    if (!located) return [];
+    return (await this.searchIndex.similar(located.pk, terms, limit, minShare)).map(({ row, share }) => ({ note: toNote(row), share }));
   }
 }

@@ -10,7 +10,8 @@ import { termVector } from "../../core/search/analyzer.ts";
 import { rankInMemory } from "../../core/search/maxscore.ts";
 import type { MemoryIndex } from "../../core/search/memory-index.ts";
 import { queryTerms, resultOrder, searchNotes, type SearchRequest, type SearchSource } from "../../core/search/query.ts";
-import { TIERS, tierOf, type CorpusStats, type Ranked, type TermAt } from "../../core/search/ranking.ts";
+import { ownScore } from "../../core/search/own-score.ts";
+import { rankTopK, TIERS, tierOf, type CorpusStats, type Ranked, type TermAt } from "../../core/search/ranking.ts";
 import { encodeVector, readLengths, termCounts, vectorTerms } from "../../core/search/vector.ts";
 import { SqliteMemorySearch } from "./memory-search.ts";
 import type { NoteRow } from "./note-row.ts";
@@ -248,5 +249,31 @@ export class SqliteSearch implements SearchSource {
     const ranked = memory ? await this.searchMemory(memory, request) : await searchNotes(this, request);
     if (ranked.length === 0) return [];
     return resultOrder(ranked, this.s.rows.all(JSON.stringify(ranked.map((r) => r.key))), request.limit);
+  }
+
+  /**
+   * Rows whose score for `terms` reaches `minShare` of note `pk`'s own, best
+   * first, at most `limit` (more on ties), never `pk`: the similar-notes
+   * lookup. On the in-memory postings the share is MaxScore's floor, so
+   * notes that cannot reach it are never scored.
+   */
+  async similar(pk: number, terms: string[], limit: number, minShare: number): Promise<{ row: NoteRow; share: number }[]> {
+    if (terms.length === 0 || limit <= 0) return [];
+    const memory = this.memory.current();
+    const stats = memory
+      ? {
+          corpus: (): CorpusStats => ({ notes: memory.notes, lengthSums: [memory.lengthSums[0], memory.lengthSums[1], memory.lengthSums[2]] }),
+          tierCounts: (list: string[]) => list.map((term) => [memory.notesWith(term)]),
+          vectors: (keys: number[]) => this.vectors(keys),
+        }
+      : this;
+    const own = await ownScore(stats, terms, pk);
+    if (!(own > 0)) return [];
+    const floor = minShare * own;
+    const ranked = memory ? rankInMemory(memory, terms, limit + 1, floor) : await rankTopK(this, terms, limit + 1);
+    const others = ranked.filter((r) => r.key !== pk && r.score >= floor);
+    if (others.length === 0) return [];
+    const shares = new Map(others.map((r) => [r.key, r.score / own]));
+    return resultOrder(others, this.s.rows.all(JSON.stringify(others.map((r) => r.key))), limit).map((row) => ({ row, share: shares.get(row.pk)! }));
   }
 }

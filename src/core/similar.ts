@@ -1,0 +1,52 @@
+// Similar notes on write (docs/design.md, "Similar notes"): after a note is
+// stored, its own words are searched through the store's exact ranking, and
+// the notes that reach a share of the new note's own score are listed. The
+// share (the threshold) was chosen on data: docs/search-quality.md,
+// "Similar notes on write".
+import type { NoteRecord, SimilarRecord, Store } from "../store/types.ts";
+import { analyze } from "./search/analyzer.ts";
+import { STOPWORDS } from "./search/query.ts";
+
+/** Notes listed at most. */
+export const SIMILAR_LIMIT = 3;
+/**
+ * A note is listed when its score for the new note's terms reaches this share
+ * of the new note's own score (chosen on the first 250 webmasters queries).
+ */
+export const SIMILAR_THRESHOLD = 0.3;
+/** Index terms looked up at most: a long note is looked up by its title and its most frequent body words. */
+export const SIMILAR_TERMS = 16;
+
+const WORD = /[\p{L}\p{N}\p{M}]+/gu;
+
+/**
+ * The index terms a note is looked up by: its title's terms, then its body's
+ * by frequency in the body (first occurrence breaks ties), function words
+ * left out, at most SIMILAR_TERMS.
+ */
+export function similarTerms(title: string, body: string): string[] {
+  const terms: string[] = [];
+  const seen = new Set<string>();
+  const add = (term: string) => {
+    if (seen.has(term) || terms.length >= SIMILAR_TERMS) return;
+    seen.add(term);
+    terms.push(term);
+  };
+  const contentTerms = (text: string) => [...text.toLowerCase().matchAll(WORD)].filter((m) => !STOPWORDS.has(m[0])).flatMap((m) => analyze(m[0]));
+  for (const term of contentTerms(title)) add(term);
+  const counts = new Map<string, number>();
+  for (const term of contentTerms(body)) counts.set(term, (counts.get(term) ?? 0) + 1);
+  // Map order is first occurrence; a stable sort keeps it among equal counts.
+  for (const [term] of [...counts].sort((a, b) => b[1] - a[1])) add(term);
+  return terms;
+}
+
+/** Other notes for the new note's terms reaching `minShare` of its own score, best first, each with its share. */
+export function similarCandidates(store: Pick<Store, "similarNotes">, created: NoteRecord, minShare: number, limit = SIMILAR_LIMIT): Promise<SimilarRecord[]> {
+  return store.similarNotes(created.id, similarTerms(created.title, created.body), limit, minShare);
+}
+
+/** The notes to list for a note just stored. */
+export async function similarNotes(store: Pick<Store, "similarNotes">, created: NoteRecord, threshold = SIMILAR_THRESHOLD): Promise<NoteRecord[]> {
+  return (await similarCandidates(store, created, threshold)).map((c) => c.note);
+}
