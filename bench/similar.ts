@@ -14,7 +14,7 @@
 import { loadConfig } from "../src/config.ts";
 import { uuidv7 } from "../src/core/ids.ts";
 import { Cairn } from "../src/core/service.ts";
-import { SIMILAR_LIMIT, SIMILAR_THRESHOLD, similarCandidates } from "../src/core/similar.ts";
+import { SIMILAR_CANDIDATE_TERMS, SIMILAR_LIMIT, SIMILAR_THRESHOLD, similarCandidates } from "../src/core/similar.ts";
 import { loadCollection, readCollection } from "./quality/collection.ts";
 
 const webmasters = readCollection("cqadupstack-webmasters");
@@ -26,9 +26,14 @@ const { store } = loaded;
 console.log(`webmasters: ${webmasters.notes.length} notes loaded in ${(loaded.loadMs / 1000).toFixed(1)} s`);
 const { contributorNo } = await store.createContributor({ email: "probe@example.org", keyPrefix: "cairn_probe0", keyDigest: new Uint8Array(32), createdAt: 0 });
 
+/** Candidate-term counts compared (Infinity: every term yields candidates, exact top-k). */
+const CANDIDATE_TERMS = [1, 2, 3, 4, 6, Infinity];
+
 interface Probe {
   id: string;
   candidates: { key: string; share: number }[];
+  /** Per CANDIDATE_TERMS entry: the candidates with no threshold. */
+  variants: { key: string; share: number }[][];
   ms: number;
   /** The lookup with the shipped threshold as MaxScore's floor (what the server runs). */
   shippedMs: number;
@@ -41,11 +46,16 @@ async function probe(id: string, text: string): Promise<Probe> {
   const started = performance.now();
   const candidates = await similarCandidates(store, created, 0);
   const ms = performance.now() - started;
+  const variants = [];
+  for (const terms of CANDIDATE_TERMS) {
+    const found = await similarCandidates(store, created, 0, SIMILAR_LIMIT, terms);
+    variants.push(found.map((c) => ({ key: loaded.keyById.get(c.note.id) ?? "?", share: c.share })));
+  }
   const again = performance.now();
   await similarCandidates(store, created, SIMILAR_THRESHOLD);
   const shippedMs = performance.now() - again;
   await store.deleteNote(created.id, contributorNo);
-  return { id, candidates: candidates.map((c) => ({ key: loaded.keyById.get(c.note.id) ?? "?", share: c.share })), ms, shippedMs };
+  return { id, candidates: candidates.map((c) => ({ key: loaded.keyById.get(c.note.id) ?? "?", share: c.share })), variants, ms, shippedMs };
 }
 
 const duplicateProbes: Probe[] = [];
@@ -70,6 +80,14 @@ for (const threshold of [0, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.5
   console.log(
     `| ${threshold}${mark} | ${pct(hitRate(tuning, threshold))} | ${pct(hitRate(heldOut, threshold))} | ${pct(hitRate(duplicateProbes, threshold))} | ${pct(hintRate(offTopicProbes, threshold))} | ${pct(hintRate(duplicateProbes, threshold))} |`,
   );
+}
+console.log(`\nCandidates from the new note's N rarest terms (shipped: ${SIMILAR_CANDIDATE_TERMS}), at thresholds 0.25 / 0.3 / 0.35:`);
+console.log("| N | threshold | first 250 | last 250 | off-topic with any hint |\n|---|---|---|---|---|");
+for (const [i, terms] of CANDIDATE_TERMS.entries()) {
+  const as = (probes: Probe[]) => probes.map((p) => ({ ...p, candidates: p.variants[i] }));
+  for (const threshold of [0.25, 0.3, 0.35]) {
+    console.log(`| ${terms} | ${threshold} | ${pct(hitRate(as(tuning), threshold))} | ${pct(hitRate(as(heldOut), threshold))} | ${pct(hintRate(as(offTopicProbes), threshold))} |`);
+  }
 }
 const times = (pick: (p: Probe) => number) => {
   const sorted = [...duplicateProbes, ...offTopicProbes].map(pick).sort((a, b) => a - b);

@@ -14,6 +14,14 @@ export const SIMILAR_LIMIT = 3;
  * of the new note's own score (chosen on the first 250 webmasters queries).
  */
 export const SIMILAR_THRESHOLD = 0.3;
+/**
+ * Candidates are the notes holding one of the new note's this many rarest
+ * terms (a near-duplicate shares its rare words); the rest of its terms only
+ * score them. Keeps the lookup's cost bounded when the commons holds
+ * thousands of notes sharing its common words (chosen on data with the
+ * threshold: docs/search-quality.md).
+ */
+export const SIMILAR_CANDIDATE_TERMS = 3;
 /** Index terms looked up at most: a long note is looked up by its title and its most frequent body words. */
 export const SIMILAR_TERMS = 16;
 
@@ -42,8 +50,14 @@ export function similarTerms(title: string, body: string): string[] {
 }
 
 /** Other notes for the new note's terms reaching `minShare` of its own score, best first, each with its share. */
-export function similarCandidates(store: Pick<Store, "similarNotes">, created: NoteRecord, minShare: number, limit = SIMILAR_LIMIT): Promise<SimilarRecord[]> {
-  return store.similarNotes(created.id, similarTerms(created.title, created.body), limit, minShare);
+export function similarCandidates(
+  store: Pick<Store, "similarNotes">,
+  created: NoteRecord,
+  minShare: number,
+  limit = SIMILAR_LIMIT,
+  candidateTerms = SIMILAR_CANDIDATE_TERMS,
+): Promise<SimilarRecord[]> {
+  return store.similarNotes(created.id, similarTerms(created.title, created.body), limit, minShare, candidateTerms);
 }
 
 /** The notes to list for a note just stored. */

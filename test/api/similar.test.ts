@@ -85,25 +85,19 @@ forEachEngine((engine) => {
     test("at most 3, best first; the caller's own notes count too", async () => {
       const word = unique("rr");
       const ids: string[] = [];
-      // Decreasing overlap with the final note: the closest one comes first.
-      const bodies = [
-        `Redis eviction ${word} policy allkeys-lru drops session keys under memory pressure; use volatile-lru.`,
-        `Redis eviction ${word} policy drops session keys under memory pressure.`,
-        `Redis eviction ${word} drops keys under memory pressure.`,
-        `Redis eviction ${word} under pressure.`,
-      ];
-      for (const [i, body] of bodies.entries()) {
-        const res = await post(alice, `Redis eviction ${word} drops session keys ${i}`, body);
+      // Every note holds all of the final note's words; more words of their own make them less close, in order.
+      const core = `Redis eviction ${word} allkeys-lru.`;
+      const noise = ["latency spikes", "cluster failover takes seconds", "replica lag grows during backups nightly", "persistence snapshots block writes while forking large datasets"];
+      for (let i = 0; i < 4; i++) {
+        const res = await post(alice, `Redis allkeys-lru eviction ${word}`, `${core} ${noise.slice(0, i + 1).join(". ")}.`);
         expectStatus(res, 201);
         ids.push(res.data.id);
       }
-      const res = await post(alice, `Redis eviction ${word} drops session keys`, `Redis eviction ${word} policy allkeys-lru drops session keys under memory pressure; use volatile-lru.`);
+      const res = await post(alice, `Redis allkeys-lru eviction ${word}`, core);
       expectStatus(res, 201);
       const similar = res.data.similar as any[];
       expect(similar.length).toBe(3);
-      expect(similar[0].id).toBe(ids[0]);
-      expect(new Set(similar.map((s) => s.id)).size).toBe(3);
-      for (const entry of similar) expect(ids).toContain(entry.id);
+      expect(similar.map((s) => s.id)).toEqual(ids.slice(0, 3));
     });
 
     test("a deleted note is never listed", async () => {
@@ -121,6 +115,26 @@ forEachEngine((engine) => {
       const again = await post(bob, title, "same body");
       expect(again.status).toBe(409);
       expect(again.data.similar).toBeUndefined();
+    });
+  });
+
+  describe("SEARCH_MEMORY_MB=0 (the database index's path)", () => {
+    test("lists the near-duplicate and leaves unrelated notes out, as the postings do", async () => {
+      const fts = await startServer({ engine, env: { SEARCH_MEMORY_MB: "0", POSTS_PER_HOUR: "0" } });
+      try {
+        const who = await register(fts.url);
+        const other = await register(fts.url);
+        for (const [title, body] of FILLER) expectStatus(await call(fts.url, "POST", "/v1/posts", { key: who.key, json: { title, body } }), 201);
+        const first = await call(fts.url, "POST", "/v1/posts", { key: who.key, json: { title: "Postfix relay denied for outbound mail", body: "Add the network to mynetworks or authenticate with SASL; relay access denied otherwise." } });
+        expectStatus(first, 201);
+        const second = await call(fts.url, "POST", "/v1/posts", { key: other.key, json: { title: "Postfix says relay access denied", body: "Outbound mail is denied until mynetworks holds the sender's network or SASL is on." } });
+        expectStatus(second, 201);
+        expect((second.data.similar as any[]).map((s) => s.id)).toEqual([first.data.id]);
+        const unrelated = await call(fts.url, "POST", "/v1/posts", { key: other.key, json: { title: "Sourdough starter smells of acetone", body: "Feed it twice a day; the smell means it is hungry." } });
+        expect(unrelated.data.similar).toEqual([]);
+      } finally {
+        await fts.stop();
+      }
     });
   });
 

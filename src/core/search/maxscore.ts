@@ -38,8 +38,12 @@ function seek(ordinals: Int32Array, size: number, from: number, target: number):
  * ordinal order; a candidate's non-essential terms are looked up (largest
  * bound first) only while it can still reach the k-th score. With `floor`,
  * only notes scoring at least that much are wanted: it prunes from the start.
+ * With `candidateTerms`, candidates come only from those terms' postings (the
+ * others are non-essential from the start): no longer exact, a note holding
+ * none of them is never scored (the similar-notes lookup, docs/design.md
+ * "Similar notes").
  */
-export function rankInMemory(index: MemoryIndex, terms: string[], k: number, floor = -Infinity): Ranked[] {
+export function rankInMemory(index: MemoryIndex, terms: string[], k: number, floor = -Infinity, candidateTerms?: ReadonlySet<string>): Ranked[] {
   if (terms.length === 0 || k <= 0 || index.notes <= 0) return [];
   const averages = index.lengthSums.map((sum) => Math.max(sum / index.notes, 1e-9)) as Fields<number>;
   const lists: TermPostings[] = [];
@@ -57,7 +61,9 @@ export function rankInMemory(index: MemoryIndex, terms: string[], k: number, flo
   const bounds = lists.map((postings, i) => weights[i] * saturate(postings.maxWeighted * drifts[i]));
   const blockBound = (i: number, at: number) => weights[i] * saturate(lists[i].blockBound(at) * drifts[i]);
   // Terms by bound, smallest first; prefix[j]: the bounds of order[0..j] summed.
-  const order = lists.map((_, i) => i).sort((a, b) => bounds[a] - bounds[b] || a - b);
+  const listTerms = terms.filter((term) => index.postings(term));
+  const forced = (i: number) => (candidateTerms && !candidateTerms.has(listTerms[i]) ? 0 : 1);
+  const order = lists.map((_, i) => i).sort((a, b) => forced(a) - forced(b) || bounds[a] - bounds[b] || a - b);
   const prefix: number[] = [];
   order.reduce((sum, i, j) => (prefix[j] = sum + bounds[i]), 0);
 
@@ -86,7 +92,7 @@ export function rankInMemory(index: MemoryIndex, terms: string[], k: number, flo
   // top.excludes(bound), with the k-th score kept in a local between offers.
   let threshold = floor;
   const excluded = (bound: number) => threshold >= bound * SLACK;
-  let firstEssential = 0;
+  let firstEssential = candidateTerms ? order.filter((i) => forced(i) === 0).length : 0;
   while (firstEssential < m && excluded(prefix[firstEssential])) firstEssential++;
   // Block-max skipping: the k-th score and ordinal up to which the last check failed (not checked again until either moves).
   let checkedAt = -Infinity;

@@ -120,7 +120,7 @@ export class PostgresNotes {
     );
   }
 
-  async similar(id: string, terms: string[], limit: number, minShare: number): Promise<SimilarRecord[]> {
+  async similar(id: string, terms: string[], limit: number, minShare: number, candidateTerms: number): Promise<SimilarRecord[]> {
     if (terms.length === 0 || limit <= 0) return [];
     // One snapshot for the note's own score, the ranking and the rows.
     return this.db.transaction(
@@ -128,7 +128,7 @@ export class PostgresNotes {
         const [self] = await tx.select({ pk: posts.pk }).from(posts).where(eq(posts.id, id));
         if (!self) return [];
         const source = new PostgresSearchSource(executor(tx));
-        const rows = await source.similar(Number(self.pk), terms, limit, minShare, (pks) => tx.select(noteColumns).from(posts).where(inArray(posts.pk, pks)));
+        const rows = await source.similar(Number(self.pk), terms, limit, minShare, candidateTerms, (pks) => tx.select(noteColumns).from(posts).where(inArray(posts.pk, pks)));
         return rows.map(({ row, share }) => ({ note: toNote(row), share }));
       },
       { isolationLevel: "repeatable read", accessMode: "read only" },

@@ -173,9 +173,9 @@ export class SqliteNotes implements CommitHooks {
     return (await this.searchIndex.search(request)).map(toNote);
   }
 
-  async similar(id: string, terms: string[], limit: number, minShare: number): Promise<SimilarRecord[]> {
+  async similar(id: string, terms: string[], limit: number, minShare: number, candidateTerms: number): Promise<SimilarRecord[]> {
     const located = this.locate(id);
     if (!located) return [];
-    return (await this.searchIndex.similar(located.pk, terms, limit, minShare)).map(({ row, share }) => ({ note: toNote(row), share }));
+    return (await this.searchIndex.similar(located.pk, terms, limit, minShare, candidateTerms)).map(({ row, share }) => ({ note: toNote(row), share }));
   }
 }

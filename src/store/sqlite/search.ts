@@ -10,8 +10,8 @@ import { termVector } from "../../core/search/analyzer.ts";
 import { rankInMemory } from "../../core/search/maxscore.ts";
 import type { MemoryIndex } from "../../core/search/memory-index.ts";
 import { queryTerms, resultOrder, searchNotes, type SearchRequest, type SearchSource } from "../../core/search/query.ts";
-import { ownScore } from "../../core/search/own-score.ts";
-import { rankTopK, TIERS, tierOf, type CorpusStats, type Ranked, type TermAt } from "../../core/search/ranking.ts";
+import { ownScore, rankSimilar, rarestShared } from "../../core/search/own-score.ts";
+import { TIERS, tierOf, type CorpusStats, type Ranked, type TermAt } from "../../core/search/ranking.ts";
 import { encodeVector, readLengths, termCounts, vectorTerms } from "../../core/search/vector.ts";
 import { SqliteMemorySearch } from "./memory-search.ts";
 import type { NoteRow } from "./note-row.ts";
@@ -252,12 +252,13 @@ export class SqliteSearch implements SearchSource {
   }
 
   /**
-   * Rows whose score for `terms` reaches `minShare` of note `pk`'s own, best
-   * first, at most `limit` (more on ties), never `pk`: the similar-notes
-   * lookup. On the in-memory postings the share is MaxScore's floor, so
-   * notes that cannot reach it are never scored.
+   * Rows whose score for `terms` reaches `minShare` of note `pk`'s own, among
+   * the notes holding one of its `candidateTerms` rarest terms, best first, at
+   * most `limit` (more on ties), never `pk`: the similar-notes lookup. On the
+   * in-memory postings the share is MaxScore's floor and the rare terms its
+   * only essential ones, so other notes are never scored.
    */
-  async similar(pk: number, terms: string[], limit: number, minShare: number): Promise<{ row: NoteRow; share: number }[]> {
+  async similar(pk: number, terms: string[], limit: number, minShare: number, candidateTerms: number): Promise<{ row: NoteRow; share: number }[]> {
     if (terms.length === 0 || limit <= 0) return [];
     const memory = this.memory.current();
     const stats = memory
@@ -270,7 +271,10 @@ export class SqliteSearch implements SearchSource {
     const own = await ownScore(stats, terms, pk);
     if (!(own > 0)) return [];
     const floor = minShare * own;
-    const ranked = memory ? rankInMemory(memory, terms, limit + 1, floor) : await rankTopK(this, terms, limit + 1);
+    // Terms only the new note holds add nothing to any other note's score: they are not searched.
+    const ranked = memory
+      ? rankInMemory(memory, terms.filter((term) => memory.notesWith(term) > 1), limit + 1, floor, rarestShared(terms, (term) => memory.notesWith(term), candidateTerms))
+      : await rankSimilar(this, terms, limit + 1, floor, candidateTerms);
     const others = ranked.filter((r) => r.key !== pk && r.score >= floor);
     if (others.length === 0) return [];
     const shares = new Map(others.map((r) => [r.key, r.score / own]));
