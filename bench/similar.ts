@@ -14,7 +14,7 @@
 import { loadConfig } from "../src/config.ts";
 import { uuidv7 } from "../src/core/ids.ts";
 import { Cairn } from "../src/core/service.ts";
-import { SIMILAR_CANDIDATE_TERMS, SIMILAR_LIMIT, SIMILAR_THRESHOLD, similarCandidates } from "../src/core/similar.ts";
+import { SIMILAR_CANDIDATE_TERMS, SIMILAR_LIMIT, SIMILAR_MAX_CANDIDATES, SIMILAR_THRESHOLD, similarCandidates } from "../src/core/similar.ts";
 import { loadCollection, readCollection } from "./quality/collection.ts";
 
 const webmasters = readCollection("cqadupstack-webmasters");
@@ -26,8 +26,8 @@ const { store } = loaded;
 console.log(`webmasters: ${webmasters.notes.length} notes loaded in ${(loaded.loadMs / 1000).toFixed(1)} s`);
 const { contributorNo } = await store.createContributor({ email: "probe@example.org", keyPrefix: "cairn_probe0", keyDigest: new Uint8Array(32), createdAt: 0 });
 
-/** Candidate-term counts compared (Infinity: every term yields candidates, exact top-k). */
-const CANDIDATE_TERMS = [1, 2, 3, 4, 6, Infinity];
+/** Candidate rules compared: rarest terms taken, candidates scored at most (Infinity, Infinity: exact top-k). */
+const CANDIDATE_TERMS: [terms: number, max: number][] = [[1, Infinity], [2, Infinity], [3, 256], [3, 1024], [3, 4096], [3, Infinity], [Infinity, Infinity]];
 
 interface Probe {
   id: string;
@@ -47,8 +47,8 @@ async function probe(id: string, text: string): Promise<Probe> {
   const candidates = await similarCandidates(store, created, 0);
   const ms = performance.now() - started;
   const variants = [];
-  for (const terms of CANDIDATE_TERMS) {
-    const found = await similarCandidates(store, created, 0, SIMILAR_LIMIT, terms);
+  for (const [terms, max] of CANDIDATE_TERMS) {
+    const found = await similarCandidates(store, created, 0, SIMILAR_LIMIT, terms, max);
     variants.push(found.map((c) => ({ key: loaded.keyById.get(c.note.id) ?? "?", share: c.share })));
   }
   const again = performance.now();
@@ -81,12 +81,12 @@ for (const threshold of [0, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.5
     `| ${threshold}${mark} | ${pct(hitRate(tuning, threshold))} | ${pct(hitRate(heldOut, threshold))} | ${pct(hitRate(duplicateProbes, threshold))} | ${pct(hintRate(offTopicProbes, threshold))} | ${pct(hintRate(duplicateProbes, threshold))} |`,
   );
 }
-console.log(`\nCandidates from the new note's N rarest terms (shipped: ${SIMILAR_CANDIDATE_TERMS}), at thresholds 0.25 / 0.3 / 0.35:`);
-console.log("| N | threshold | first 250 | last 250 | off-topic with any hint |\n|---|---|---|---|---|");
-for (const [i, terms] of CANDIDATE_TERMS.entries()) {
+console.log(`\nCandidates from the new note's N rarest terms, at most M scored (shipped: ${SIMILAR_CANDIDATE_TERMS}, ${SIMILAR_MAX_CANDIDATES}), at thresholds 0.25 / 0.3 / 0.35:`);
+console.log("| N | M | threshold | first 250 | last 250 | off-topic with any hint |\n|---|---|---|---|---|---|");
+for (const [i, [terms, max]] of CANDIDATE_TERMS.entries()) {
   const as = (probes: Probe[]) => probes.map((p) => ({ ...p, candidates: p.variants[i] }));
   for (const threshold of [0.25, 0.3, 0.35]) {
-    console.log(`| ${terms} | ${threshold} | ${pct(hitRate(as(tuning), threshold))} | ${pct(hitRate(as(heldOut), threshold))} | ${pct(hintRate(as(offTopicProbes), threshold))} |`);
+    console.log(`| ${terms} | ${max} | ${threshold} | ${pct(hitRate(as(tuning), threshold))} | ${pct(hitRate(as(heldOut), threshold))} | ${pct(hintRate(as(offTopicProbes), threshold))} |`);
   }
 }
 const times = (pick: (p: Probe) => number) => {

@@ -22,6 +22,13 @@ export const SIMILAR_THRESHOLD = 0.3;
  * threshold: docs/search-quality.md).
  */
 export const SIMILAR_CANDIDATE_TERMS = 3;
+/**
+ * Candidates reached at most per lookup (in commit order): the cost stays
+ * bounded when the commons holds thousands of notes sharing the new note's
+ * rare words (a replay loop); large enough to cost nothing measured on
+ * webmasters (docs/search-quality.md).
+ */
+export const SIMILAR_MAX_CANDIDATES = 4096;
 /** Index terms looked up at most: a long note is looked up by its title and its most frequent body words. */
 export const SIMILAR_TERMS = 16;
 
@@ -56,8 +63,9 @@ export function similarCandidates(
   minShare: number,
   limit = SIMILAR_LIMIT,
   candidateTerms = SIMILAR_CANDIDATE_TERMS,
+  maxCandidates = SIMILAR_MAX_CANDIDATES,
 ): Promise<SimilarRecord[]> {
-  return store.similarNotes(created.id, similarTerms(created.title, created.body), limit, minShare, candidateTerms);
+  return store.similarNotes(created.id, { terms: similarTerms(created.title, created.body), limit, minShare, candidateTerms, maxCandidates });
 }
 
 /** The notes to list for a note just stored. */

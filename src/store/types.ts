@@ -58,6 +58,8 @@ export type VoteOutcome =
 export type DeleteOutcome = "deleted" | "missing" | "not_author";
 
 export type { SearchRequest } from "../core/search/query.ts";
+export type { SimilarQuery } from "../core/search/own-score.ts";
+import type { SimilarQuery } from "../core/search/own-score.ts";
 import type { SearchRequest } from "../core/search/query.ts";
 
 export interface Counts {
@@ -196,11 +198,11 @@ export interface Store {
    * The similar-notes lookup (docs/design.md, "Similar notes"): the notes
    * whose BM25F score for `terms` (index terms as given, no typo correction)
    * reaches `minShare` of the score note `id` gets for them itself, among the
-   * notes holding one of the `candidateTerms` rarest of them, best first in
-   * the search's order, at most `limit` (more on ties), never note `id`, each
-   * with that share. [] when note `id` is not in the index.
+   * first `maxCandidates` notes holding one of its `candidateTerms` rarest
+   * terms, best first in the search's order, at most `limit` (more on ties),
+   * never note `id`, each with that share. [] when note `id` is not in the index.
    */
-  similarNotes(id: string, terms: string[], limit: number, minShare: number, candidateTerms: number): Promise<SimilarRecord[]>;
+  similarNotes(id: string, query: SimilarQuery): Promise<SimilarRecord[]>;
   /** An online, consistent copy of the whole database into a new file. */
   backup(file: string): Promise<void>;
   /** True when `error` means storage is unreachable or busy (answered 503, not 500). */

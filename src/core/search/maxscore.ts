@@ -40,10 +40,18 @@ function seek(ordinals: Int32Array, size: number, from: number, target: number):
  * only notes scoring at least that much are wanted: it prunes from the start.
  * With `candidateTerms`, candidates come only from those terms' postings (the
  * others are non-essential from the start): no longer exact, a note holding
- * none of them is never scored (the similar-notes lookup, docs/design.md
- * "Similar notes").
+ * none of them is never scored; with `maxCandidates`, the walk stops after
+ * that many candidates (the similar-notes lookup, docs/design.md "Similar
+ * notes").
  */
-export function rankInMemory(index: MemoryIndex, terms: string[], k: number, floor = -Infinity, candidateTerms?: ReadonlySet<string>): Ranked[] {
+export function rankInMemory(
+  index: MemoryIndex,
+  terms: string[],
+  k: number,
+  floor = -Infinity,
+  candidateTerms?: ReadonlySet<string>,
+  maxCandidates = Infinity,
+): Ranked[] {
   if (terms.length === 0 || k <= 0 || index.notes <= 0) return [];
   const averages = index.lengthSums.map((sum) => Math.max(sum / index.notes, 1e-9)) as Fields<number>;
   const lists: TermPostings[] = [];
@@ -61,7 +69,7 @@ export function rankInMemory(index: MemoryIndex, terms: string[], k: number, flo
   const bounds = lists.map((postings, i) => weights[i] * saturate(postings.maxWeighted * drifts[i]));
   const blockBound = (i: number, at: number) => weights[i] * saturate(lists[i].blockBound(at) * drifts[i]);
   // Terms by bound, smallest first; prefix[j]: the bounds of order[0..j] summed.
-  const listTerms = terms.filter((term) => index.postings(term));
+  const listTerms = candidateTerms ? terms.filter((term) => index.postings(term)) : [];
   const forced = (i: number) => (candidateTerms && !candidateTerms.has(listTerms[i]) ? 0 : 1);
   const order = lists.map((_, i) => i).sort((a, b) => forced(a) - forced(b) || bounds[a] - bounds[b] || a - b);
   const prefix: number[] = [];
@@ -145,6 +153,7 @@ export function rankInMemory(index: MemoryIndex, terms: string[], k: number, flo
       }
     }
     if (!index.isLive(candidate)) continue;
+    if (--maxCandidates < 0) break;
     let reachable = true;
     for (let j = firstEssential - 1; j >= 0; j--) {
       const i = order[j];

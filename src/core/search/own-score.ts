@@ -21,6 +21,20 @@ async function queryOf(source: StatsSource, terms: string[]): Promise<{ query: (
   return { query, averages };
 }
 
+/** What the similar-notes lookup asks an engine (Store.similarNotes). */
+export interface SimilarQuery {
+  /** Index terms as given (no typo correction). */
+  terms: string[];
+  /** Notes listed at most (more on ties). */
+  limit: number;
+  /** The share of the new note's own score a note must reach. */
+  minShare: number;
+  /** Candidates come from the notes holding one of this many of its rarest shared terms. */
+  candidateTerms: number;
+  /** At most this many candidates are scored (the first found, in commit order). */
+  maxCandidates: number;
+}
+
 /**
  * The `n` rarest of `terms` that some other note holds too (held by more
  * than one note, the new one included): where the lookup takes candidates
@@ -39,18 +53,21 @@ export async function ownScore(source: StatsSource, terms: string[], key: number
 
 /**
  * The best `k` notes (ties kept) scoring at least `floor` for `terms`, among
- * the notes holding one of the `candidateTerms` rarest of them that some
- * other note holds too (a term only the new note holds yields no candidate).
+ * the first `maxCandidates` notes holding one of the `candidateTerms` rarest
+ * of them that some other note holds too (a term only the new note holds
+ * yields no candidate).
  */
-export async function rankSimilar(source: TermSource, terms: string[], k: number, floor: number, candidateTerms: number): Promise<Ranked[]> {
+export async function rankSimilar(source: TermSource, terms: string[], k: number, floor: number, candidateTerms: number, maxCandidates: number): Promise<Ranked[]> {
   const stats = await queryOf(source, terms);
   if (stats === null || stats.query.length === 0) return [];
   const held = new Map(stats.query.map((q) => [q.term, q.holding]));
   const rarest = rarestShared(terms, (term) => held.get(term) ?? 0, candidateTerms);
   const keys = new Set<number>();
-  for (const term of rarest) for (const key of await source.notesWith({ term, tiers: null }, [], null)) keys.add(key);
+  const cap = Number.isFinite(maxCandidates) ? maxCandidates : -1;
+  for (const term of rarest) for (const key of await source.notesWith({ term, tiers: null }, [], null, cap)) keys.add(key);
+  const candidates = [...keys].sort((a, b) => a - b).slice(0, Number.isFinite(maxCandidates) ? maxCandidates : undefined);
   const top = new TopK(k);
-  for (const { key, vector } of await source.vectors([...keys])) {
+  for (const { key, vector } of await source.vectors(candidates)) {
     const score = scoreVector(vector, stats.query, stats.averages);
     if (score >= floor) top.offer(key, score);
   }

@@ -3,7 +3,7 @@
 // share the database), delete, search (one snapshot).
 import type { SQL as BunSQL } from "bun";
 import { desc, eq, inArray } from "drizzle-orm";
-import type { DeleteOutcome, NewNote, NoteRecord, SearchRequest, SimilarRecord } from "../types.ts";
+import type { DeleteOutcome, NewNote, NoteRecord, SearchRequest, SimilarQuery, SimilarRecord } from "../types.ts";
 import { executor, type Db } from "./connection.ts";
 import { contributors, decodeText, posts } from "./schema.ts";
 import { indexNote, PostgresSearchSource, unindexNote } from "./search.ts";
@@ -120,15 +120,15 @@ export class PostgresNotes {
     );
   }
 
-  async similar(id: string, terms: string[], limit: number, minShare: number, candidateTerms: number): Promise<SimilarRecord[]> {
-    if (terms.length === 0 || limit <= 0) return [];
+  async similar(id: string, query: SimilarQuery): Promise<SimilarRecord[]> {
+    if (query.terms.length === 0 || query.limit <= 0) return [];
     // One snapshot for the note's own score, the ranking and the rows.
     return this.db.transaction(
       async (tx) => {
         const [self] = await tx.select({ pk: posts.pk }).from(posts).where(eq(posts.id, id));
         if (!self) return [];
         const source = new PostgresSearchSource(executor(tx));
-        const rows = await source.similar(Number(self.pk), terms, limit, minShare, candidateTerms, (pks) => tx.select(noteColumns).from(posts).where(inArray(posts.pk, pks)));
+        const rows = await source.similar(Number(self.pk), query, (pks) => tx.select(noteColumns).from(posts).where(inArray(posts.pk, pks)));
         return rows.map(({ row, share }) => ({ note: toNote(row), share }));
       },
       { isolationLevel: "repeatable read", accessMode: "read only" },

@@ -14,7 +14,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import { termVector } from "../../core/search/analyzer.ts";
 import { resultOrder, searchNotes, type SearchRequest, type SearchSource } from "../../core/search/query.ts";
-import { ownScore, rankSimilar } from "../../core/search/own-score.ts";
+import { ownScore, rankSimilar, type SimilarQuery } from "../../core/search/own-score.ts";
 import { TIERS, tierOf, type CorpusStats, type TermAt } from "../../core/search/ranking.ts";
 import { encodeVector, readLengths } from "../../core/search/vector.ts";
 
@@ -159,18 +159,15 @@ export class PostgresSearchSource implements SearchSource {
     return resultOrder(ranked, await rowsOf(ranked.map((r) => r.key)), request.limit);
   }
 
-  /** Rows whose score for `terms` reaches `minShare` of note `pk`'s own, among the notes holding one of its `candidateTerms` rarest terms, best first, never `pk` (the similar-notes lookup). */
+  /** The similar-notes lookup (SqliteSearch.similar says what it answers), in this search's snapshot. */
   async similar<T extends { pk: number; score: number; createdAt: number }>(
     pk: number,
-    terms: string[],
-    limit: number,
-    minShare: number,
-    candidateTerms: number,
+    { terms, limit, minShare, candidateTerms, maxCandidates }: SimilarQuery,
     rowsOf: (pks: number[]) => Promise<T[]>,
   ): Promise<{ row: T; share: number }[]> {
     const own = await ownScore(this, terms, pk);
     if (!(own > 0)) return [];
-    const others = (await rankSimilar(this, terms, limit + 1, minShare * own, candidateTerms)).filter((r) => r.key !== pk);
+    const others = (await rankSimilar(this, terms, limit + 1, minShare * own, candidateTerms, maxCandidates)).filter((r) => r.key !== pk);
     if (others.length === 0) return [];
     const shares = new Map(others.map((r) => [r.key, r.score / own]));
     return resultOrder(others, await rowsOf(others.map((r) => r.key)), limit).map((row) => ({ row, share: shares.get(row.pk)! }));

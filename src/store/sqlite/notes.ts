@@ -5,7 +5,7 @@ import type { Database } from "bun:sqlite";
 import { desc, eq, sql } from "drizzle-orm";
 import type { BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { BoundedCache } from "../bounded-cache.ts";
-import type { DeleteOutcome, NewNote, NoteRecord, SearchRequest, SimilarRecord } from "../types.ts";
+import type { DeleteOutcome, NewNote, NoteRecord, SearchRequest, SimilarQuery, SimilarRecord } from "../types.ts";
 import { ChangeSignal, NOTE_SIGNAL_FILE } from "./change-signal.ts";
 import type { CommitHooks, GroupCommit } from "./group-commit.ts";
 import type * as schema from "./schema.ts";
@@ -173,9 +173,9 @@ export class SqliteNotes implements CommitHooks {
     return (await this.searchIndex.search(request)).map(toNote);
   }
 
-  async similar(id: string, terms: string[], limit: number, minShare: number, candidateTerms: number): Promise<SimilarRecord[]> {
+  async similar(id: string, query: SimilarQuery): Promise<SimilarRecord[]> {
     const located = this.locate(id);
     if (!located) return [];
-    return (await this.searchIndex.similar(located.pk, terms, limit, minShare, candidateTerms)).map(({ row, share }) => ({ note: toNote(row), share }));
+    return (await this.searchIndex.similar(located.pk, query)).map(({ row, share }) => ({ note: toNote(row), share }));
   }
 }

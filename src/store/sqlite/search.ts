@@ -10,7 +10,7 @@ import { termVector } from "../../core/search/analyzer.ts";
 import { rankInMemory } from "../../core/search/maxscore.ts";
 import type { MemoryIndex } from "../../core/search/memory-index.ts";
 import { queryTerms, resultOrder, searchNotes, type SearchRequest, type SearchSource } from "../../core/search/query.ts";
-import { ownScore, rankSimilar, rarestShared } from "../../core/search/own-score.ts";
+import { ownScore, rankSimilar, rarestShared, type SimilarQuery } from "../../core/search/own-score.ts";
 import { TIERS, tierOf, type CorpusStats, type Ranked, type TermAt } from "../../core/search/ranking.ts";
 import { encodeVector, readLengths, termCounts, vectorTerms } from "../../core/search/vector.ts";
 import { SqliteMemorySearch } from "./memory-search.ts";
@@ -252,13 +252,14 @@ export class SqliteSearch implements SearchSource {
   }
 
   /**
-   * Rows whose score for `terms` reaches `minShare` of note `pk`'s own, among
-   * the notes holding one of its `candidateTerms` rarest terms, best first, at
-   * most `limit` (more on ties), never `pk`: the similar-notes lookup. On the
-   * in-memory postings the share is MaxScore's floor and the rare terms its
-   * only essential ones, so other notes are never scored.
+   * Rows whose score for the query's terms reaches `minShare` of note `pk`'s
+   * own, among the first `maxCandidates` notes holding one of its
+   * `candidateTerms` rarest terms, best first, at most `limit` (more on
+   * ties), never `pk`: the similar-notes lookup. On the in-memory postings
+   * the share is MaxScore's floor and the rare terms its only essential
+   * ones, so other notes are never scored.
    */
-  async similar(pk: number, terms: string[], limit: number, minShare: number, candidateTerms: number): Promise<{ row: NoteRow; share: number }[]> {
+  async similar(pk: number, { terms, limit, minShare, candidateTerms, maxCandidates }: SimilarQuery): Promise<{ row: NoteRow; share: number }[]> {
     if (terms.length === 0 || limit <= 0) return [];
     const memory = this.memory.current();
     const stats = memory
@@ -273,8 +274,8 @@ export class SqliteSearch implements SearchSource {
     const floor = minShare * own;
     // Terms only the new note holds add nothing to any other note's score: they are not searched.
     const ranked = memory
-      ? rankInMemory(memory, terms.filter((term) => memory.notesWith(term) > 1), limit + 1, floor, rarestShared(terms, (term) => memory.notesWith(term), candidateTerms))
-      : await rankSimilar(this, terms, limit + 1, floor, candidateTerms);
+      ? rankInMemory(memory, terms.filter((term) => memory.notesWith(term) > 1), limit + 1, floor, rarestShared(terms, (term) => memory.notesWith(term), candidateTerms), maxCandidates)
+      : await rankSimilar(this, terms, limit + 1, floor, candidateTerms, maxCandidates);
     const others = ranked.filter((r) => r.key !== pk && r.score >= floor);
     if (others.length === 0) return [];
     const shares = new Map(others.map((r) => [r.key, r.score / own]));
