@@ -14,6 +14,7 @@ import { Database } from "bun:sqlite";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { EVAL_DIR } from "./quality/collection.ts";
 import { benchArgs, getNoteLua, keyListLua, parseWrk, searchLua, startServer, wrkArgv, type Figures } from "./wrk.ts";
 
 const args = benchArgs();
@@ -170,12 +171,41 @@ for (let round = 0; round < 2; round++) {
   }
 }
 const onOff = writeOn.map((f, i) => (100 * f.rps) / writeOff[i].rps);
+// The same comparison with notes of real length and wording: questions of the
+// public webmasters collection (../shared/eval, when present), title and the
+// first 600 characters of the body, each sent in turn; the bench notes above
+// are the worst case for similar hints (every one a near-duplicate of all
+// the others).
+const webmastersCorpus = join(EVAL_DIR, "cqadupstack-webmasters/corpus.jsonl");
+const realOn: Figures[] = [];
+const realOff: Figures[] = [];
+if (existsSync(webmastersCorpus)) {
+  const docs = readFileSync(webmastersCorpus, "utf8").split("\n").filter((line) => line.trim()).slice(0, 2000).map((line) => {
+    const doc = JSON.parse(line) as { title: string; body: string };
+    return JSON.stringify({ title: doc.title.slice(0, 200) || "untitled", body: doc.body.slice(0, 600) || "empty", tags: ["webmasters"] });
+  });
+  const luaString = (text: string) => `"${text.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n").replace(/\r/g, "")}"`;
+  const realScript = `${keyList}\nlocal docs = {${docs.map(luaString).join(",")}}\nlocal n = 0\nrequest = function()\n n = n + 1\n return wrk.format("POST", "/v1/posts", {["Authorization"] = "Bearer " .. key(n), ["Content-Type"] = "application/json"}, docs[(n % #docs) + 1])\nend`;
+  for (let round = 0; round < 2; round++) {
+    for (const [runs, env] of [[realOn, {}], [realOff, { SIMILAR_NOTES: "0", SECRET_SCAN: "0" }]] as [Figures[], Record<string, string>][]) {
+      const writer = await startWriter(18702, env);
+      runs.push(wrk("http://127.0.0.1:18702/", realScript, connections, writeSeconds));
+      writer.kill("SIGTERM");
+      await writer.exited;
+    }
+  }
+}
 results.push(["POST /v1/posts (distinct contributors)", medianFigures(writeOn), `notes/s = req/s (201s); similar hints and secret scan on; rounds ${spread(writeOn.map((f) => f.rps))}`]);
 results.push([
   "POST /v1/posts, SIMILAR_NOTES=0 SECRET_SCAN=0",
   medianFigures(writeOff),
   `rounds ${spread(writeOff.map((f) => f.rps))}; on/off by round ${spread(onOff, 0, "%")}`,
 ]);
+if (realOn.length > 0) {
+  const realRatio = realOn.map((f, i) => (100 * f.rps) / realOff[i].rps);
+  results.push(["POST /v1/posts, webmasters questions (hints and scan on)", medianFigures(realOn), `rounds ${spread(realOn.map((f) => f.rps))}`]);
+  results.push(["POST /v1/posts, webmasters questions, SIMILAR_NOTES=0 SECRET_SCAN=0", medianFigures(realOff), `rounds ${spread(realOff.map((f) => f.rps))}; on/off by round ${spread(realRatio, 0, "%")}`]);
+}
 const unindexedWriter = await startWriter(18704, { SEARCH_MEMORY_MB: "0" });
 results.push(["POST /v1/posts, postings off (SEARCH_MEMORY_MB=0)", wrk("http://127.0.0.1:18704/", createScript, connections, writeSeconds), "notes/s; the same writes without following them in memory"]);
 unindexedWriter.kill("SIGTERM");
