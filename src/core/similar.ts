@@ -47,7 +47,8 @@ export function similarTerms(title: string, body: string): string[] {
     seen.add(term);
     terms.push(term);
   };
-  const contentTerms = (text: string) => [...text.toLowerCase().matchAll(WORD)].filter((m) => !STOPWORDS.has(m[0])).flatMap((m) => analyze(m[0]));
+  // One analysis of the content words joined by spaces: the same terms as word by word, far cheaper.
+  const contentTerms = (text: string) => analyze((text.toLowerCase().match(WORD) ?? []).filter((word) => !STOPWORDS.has(word)).join(" "));
   for (const term of contentTerms(title)) add(term);
   const counts = new Map<string, number>();
   for (const term of contentTerms(body)) counts.set(term, (counts.get(term) ?? 0) + 1);
