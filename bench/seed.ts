@@ -1,6 +1,7 @@
 // Fills a data directory with N realistic notes for benchmarks.
-//   bun bench/seed.ts --dir /tmp/cairn-bench --notes 100000 [--contributors 1000] [--seed cairn-bench-v1] [--zipf]
-// (--zipf: the search stress corpus of bench/zipf.ts instead of the prose below)
+//   bun bench/seed.ts --dir /tmp/cairn-bench --notes 100000 [--contributors 1000] [--seed cairn-bench-v1] [--zipf | --head]
+// (--zipf: the search stress corpus of bench/zipf.ts instead of the prose below;
+// --head: the head-heavy corpus of bench/headheavy.ts)
 //
 // The prose is built from the judged corpus's hand-written material
 // (bench/quality/corpus/: 141 topics in 30 areas, openers, fillers, closers)
@@ -23,6 +24,7 @@ import { statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { TAG_PATTERN } from "../src/core/limits.ts";
 import { zipfNote, zipfQueries } from "./zipf.ts";
+import { headNote, headQueries } from "./headheavy.ts";
 import { uuidv7 } from "../src/core/ids.ts";
 import { mintKey } from "../src/core/keys.ts";
 import { SqliteStore, databasePath } from "../src/store/sqlite/store.ts";
@@ -622,6 +624,7 @@ async function main() {
   const dir = args.dir ?? "/tmp/cairn-bench";
   const notes = Number(args.notes ?? 100_000);
   const zipf = "zipf" in args;
+  const head = "head" in args;
   const contributorCount = Number(args.contributors ?? 1000);
   const seed = args.seed ?? DEFAULT_SEED;
   if (!Number.isInteger(notes) || notes < 0) throw new Error("--notes must be a whole number");
@@ -673,7 +676,7 @@ async function main() {
     }
     db.transaction(() => {
       for (let i = done; i < Math.min(notes, done + batch); i++) {
-        const note = zipf ? zipfNote(seed, i) : seedNote(seed, i);
+        const note = head ? headNote(seed, i) : zipf ? zipfNote(seed, i) : seedNote(seed, i);
         const rng = new Rng(`${seed}:activity:${i}`);
         const pk = basePk + i + 1;
         // Spread over the last year in order; ids are UUIDv7 of that time.
@@ -701,11 +704,12 @@ async function main() {
         const later = () => Math.min(now, createdAt + Math.floor(-Math.log(1 - rng.next()) * 2 * 86_400_000));
         insertNote.run(pk, id, author, note.title, note.body, JSON.stringify(note.tags), score, commentCount, createdAt);
         store.searchIndex.add({ pk, title: note.title, tags: note.tags, body: note.body });
+        store.searchIndex.tags.add(pk, note.tags, score, createdAt);
         for (let v = 0; v < sortedVoters.length; v++) insertVote.run(pk, sortedVoters[v], values[v], later());
         const times = Array.from({ length: commentCount }, later).sort((a, b) => a - b);
         for (const at of times) {
           const by = rng.chance(0.1) ? author : contributorNos[Math.floor(C * rng.next() ** 1.5)];
-          insertComment.run(pk, by, zipf ? "Thanks, this helped." : seedComment(rng, note as SeedNote), at);
+          insertComment.run(pk, by, zipf || head ? "Thanks, this helped." : seedComment(rng, note as SeedNote), at);
         }
         commentRows += commentCount;
         voteRows += sortedVoters.length;
@@ -715,7 +719,7 @@ async function main() {
   }
   db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
   await store.close();
-  const queries = zipf ? zipfQueries(seed) : benchQueries(seed);
+  const queries = head ? headQueries(seed) : zipf ? zipfQueries(seed) : benchQueries(seed);
   writeFileSync(join(dir, "keys.json"), JSON.stringify({ keys, ids, queries }));
   const seconds = (performance.now() - started) / 1000;
   const bytes = statSync(databasePath(dir)).size;

@@ -141,6 +141,20 @@ describe("post", () => {
     noteId = note.id;
   });
 
+  test("--supersedes ID replaces one of your notes: sent as \"supersedes\", the old note names the new one", async () => {
+    const old = json(await cairn(["post", "--title", "Old CLI way", "--body", "old"], { xdg: xdgA }));
+    const run = await cairn(["post", "--title", "New CLI way", "--body", "new", "--supersedes", old.id], { xdg: xdgA });
+    expect(run.code).toBe(0);
+    const note = json(run);
+    expect(note).toMatchObject({ title: "New CLI way", supersedes: old.id });
+    expect(json(await cairn(["get", old.id], { xdg: xdgA })).superseded_by).toBe(note.id);
+    const again = await cairn(["post", "--title", "Newest CLI way", "--body", "x", "--supersedes", old.id], { xdg: xdgA });
+    expect(again.code).toBe(1);
+    expect(json(again).error).toMatchObject({ code: "already_superseded", post_id: note.id });
+    const both = await cairn(["post", "--supersedes", old.id, "--json", "{}"], { xdg: xdgA });
+    expect(both.code).toBe(2);
+  });
+
   test("--body-file reads the text from a file", async () => {
     const dir = scratch("cairn-cli-file-");
     writeFileSync(join(dir, "note.md"), "line one\nline two");

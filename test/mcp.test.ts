@@ -57,11 +57,11 @@ afterAll(async () => {
 });
 
 describe("tools", () => {
-  test("lists the eight tools, with descriptions and the contract's limits in their schemas", async () => {
+  test("lists the nine tools, with descriptions and the contract's limits in their schemas", async () => {
     const { tools } = await agent.listTools();
     const byName = Object.fromEntries(tools.map((tool) => [tool.name, tool]));
     expect(Object.keys(byName).sort()).toEqual(
-      ["cairn_comment", "cairn_delete_note", "cairn_get_note", "cairn_list_comments", "cairn_me", "cairn_post_note", "cairn_search", "cairn_vote"],
+      ["cairn_comment", "cairn_delete_note", "cairn_get_note", "cairn_list_comments", "cairn_me", "cairn_my_posts", "cairn_post_note", "cairn_search", "cairn_vote"],
     );
     for (const tool of tools) expect(tool.description!.length).toBeGreaterThan(60);
     const props = (name: string) => (byName[name].inputSchema as any).properties;
@@ -75,6 +75,8 @@ describe("tools", () => {
     expect(props("cairn_vote").vote.enum).toEqual(["up", "down", "none"]);
     expect(byName.cairn_post_note.description).toContain("409");
     expect(byName.cairn_post_note.description).toContain("429");
+    expect(byName.cairn_post_note.description).toContain("already_superseded");
+    expect(props("cairn_post_note").supersedes.type).toBe("string");
     expect(byName.cairn_search.description).toContain("only a query");
   });
 
@@ -124,6 +126,21 @@ describe("tools", () => {
     expect(hint).toContain("Do not retry");
   });
 
+  test("cairn_post_note takes supersedes: the old note names the new one; a second supersede is a tool error naming the winner", async () => {
+    // A third contributor: the others' posts count toward POSTS_PER_HOUR (3) in the tests around this one.
+    const third = await register(server.url);
+    const other = await connect({ CAIRN_URL: server.url, CAIRN_API_KEY: third.key });
+    const old = ok(await other.callTool({ name: "cairn_post_note", arguments: { title: "Old way", body: "Do it the old way." } }));
+    const replacement = ok(await other.callTool({ name: "cairn_post_note", arguments: { title: "New way", body: "Do it the new way.", supersedes: old.id } }));
+    expect(replacement.supersedes).toBe(old.id);
+    expect(ok(await other.callTool({ name: "cairn_get_note", arguments: { id: old.id } })).superseded_by).toBe(replacement.id);
+    const again = await other.callTool({ name: "cairn_post_note", arguments: { title: "Newer way", body: "Another way.", supersedes: old.id } });
+    expect(again.isError).toBe(true);
+    const [json, hint] = textOf(again).split("\n");
+    expect(JSON.parse(json).error).toMatchObject({ code: "already_superseded", post_id: replacement.id });
+    expect(hint).toContain("Supersede that note instead");
+  });
+
   test("past the hourly breaker: a tool error with the wait", async () => {
     // POSTS_PER_HOUR is 3 and this author has tried three times (the duplicate counts): the next is refused.
     const refused = await agent.callTool({ name: "cairn_post_note", arguments: { title: "Fourth", body: "Fourth body." } });
@@ -160,7 +177,7 @@ describe("errors an agent can act on, never a crash", () => {
     expect(result.isError).toBe(true);
     expect(textOf(result)).toContain("CAIRN_API_KEY");
     expect(textOf(result)).toContain("cairn register");
-    expect((await keyless.listTools()).tools.length).toBe(8);
+    expect((await keyless.listTools()).tools.length).toBe(9);
   });
 
   test("a revoked or wrong key: the server's 401 and the next step", async () => {

@@ -8,7 +8,7 @@ import { dirname, resolve } from "node:path";
 import { ConfigError, loadConfig } from "../config.ts";
 import { AppError } from "../core/errors.ts";
 import { Cairn } from "../core/service.ts";
-import { copySqliteToPostgres, CopyRefused, openStore, SIGNAL_CHECK_MS, sqliteDatabasePath as databasePath, StoreNotFound } from "../store/index.ts";
+import { copySqliteToPostgres, CopyRefused, openStore, type CopyProgress, SIGNAL_CHECK_MS, sqliteDatabasePath as databasePath, StoreNotFound } from "../store/index.ts";
 import type { Store } from "../store/types.ts";
 
 const HELP = `cairn admin — operator verbs on the data directory (DATA_DIR, default ./data)
@@ -23,11 +23,12 @@ const HELP = `cairn admin — operator verbs on the data directory (DATA_DIR, de
   cairn admin backup FILE           online, consistent copy of the database into FILE (new file)
   cairn admin restore FILE          put a backup in place as DATA_DIR/cairn.db (DATA_DIR must hold no
                                     database yet: restore into a new directory, then point the server at it)
-  cairn admin copy --to postgres://…
+  cairn admin copy --to postgres://… [--batch ROWS]
                                     copy the SQLite instance in DATA_DIR into an empty PostgreSQL database
                                     (contributors and their keys, notes, comments, votes, counters, outbox),
                                     then verify rows and a SHA-256 per table; stop the server first
-                                    (docs/operations.md, "Moving to PostgreSQL")
+                                    (docs/operations.md, "Moving to PostgreSQL"); progress on stderr;
+                                    --batch: rows read and sent at a time (default 5000)
 
 With DATABASE_URL (or --database-url) set, the verbs work on that PostgreSQL database;
 backup and restore are then pg_dump's and pg_restore's (docs/deploy.md).
@@ -99,7 +100,7 @@ export async function runAdmin(args: string[]): Promise<number> {
     return 2;
   }
   if (verb === "restore") return restore(rest[0], config.dataDir);
-  if (verb === "copy") return copy(flags.to, config.dataDir);
+  if (verb === "copy") return copy(flags.to, config.dataDir, flags.batch);
   let store: Store;
   try {
     // An admin verb never searches: no in-memory postings to build (their cost: docs/benchmarks.md, "Search latency").
@@ -231,9 +232,13 @@ async function waitIfSignalFileChanged(store: Store): Promise<void> {
 }
 
 /** `admin copy --to URL`: the SQLite instance of DATA_DIR into an empty PostgreSQL database. */
-async function copy(to: string | undefined, dataDir: string): Promise<number> {
+async function copy(to: string | undefined, dataDir: string, batch: string | undefined): Promise<number> {
   if (!to || !/^postgres(ql)?:\/\//.test(to)) {
     console.error("cairn admin: give the target: `cairn admin copy --to postgres://user@host/db` (an empty database)");
+    return 2;
+  }
+  if (batch !== undefined && (!/^\d+$/.test(batch) || Number(batch) < 1 || Number(batch) > 1_000_000)) {
+    console.error("cairn admin: --batch takes a number of rows from 1 to 1000000");
     return 2;
   }
   if (!existsSync(databasePath(dataDir))) {
@@ -241,7 +246,7 @@ async function copy(to: string | undefined, dataDir: string): Promise<number> {
     return 1;
   }
   try {
-    const report = await copySqliteToPostgres(dataDir, to);
+    const report = await copySqliteToPostgres(dataDir, to, { pageRows: batch ? Number(batch) : undefined, onProgress: copyProgressPrinter() });
     const url = new URL(to);
     print({ copied_to: `${url.hostname}${url.port ? `:${url.port}` : ""}${url.pathname}`, tables: report.tables, search_indexed: report.searchIndexed, ms: report.ms });
     return 0;
@@ -254,6 +259,27 @@ async function copy(to: string | undefined, dataDir: string): Promise<number> {
     console.error(`cairn admin: the copy failed (${(error as Error).message})`);
     return 1;
   }
+}
+
+const grouped = (n: number) => Math.round(n).toLocaleString("en-US");
+
+/**
+ * Progress of `admin copy` on stderr (stdout keeps the JSON report): a line
+ * per step when it ends, and in between at most one a second.
+ */
+function copyProgressPrinter(): (progress: CopyProgress) => void {
+  let lastLine = 0;
+  return (p) => {
+    const now = performance.now();
+    if (!p.finished && now - lastLine < 1000) return;
+    lastLine = now;
+    const seconds = p.stepMs / 1000;
+    const rate = seconds > 0 && p.rows > 0 ? ` (${grouped(p.rows / seconds)} rows/s)` : "";
+    const whole = `whole copy ${p.total > 0 ? Math.floor((100 * p.done) / p.total) : 100}%, ${(p.elapsedMs / 1000).toFixed(1)} s`;
+    const rows = p.of > 0 ? `${grouped(p.rows)} of ${grouped(p.of)} rows (${Math.floor((100 * p.rows) / p.of)}%)` : "";
+    const took = p.finished ? ` in ${seconds.toFixed(1)} s` : "";
+    console.error(`cairn admin copy: ${p.step}${p.finished ? " done" : ""}${rows ? `: ${rows}` : ""}${took}${rate}; ${whole}`);
+  };
 }
 
 /** Copies a backup into an empty data directory after checking it is a sound Cairn database. */

@@ -6,6 +6,8 @@ export interface ApiRequest {
   path: string;
   /** Sent unchanged as application/json. */
   body?: string | Uint8Array;
+  /** Sent as the Idempotency-Key header (POST /v1/posts, comments, vote). */
+  idempotencyKey?: string;
 }
 
 export interface ApiResponse {
@@ -27,6 +29,7 @@ export async function send(
   const headers: Record<string, string> = { accept: "application/json", "user-agent": options.userAgent };
   if (request.body !== undefined) headers["content-type"] = "application/json";
   if (options.key) headers.authorization = `Bearer ${options.key}`;
+  if (request.idempotencyKey !== undefined) headers["idempotency-key"] = request.idempotencyKey;
   try {
     const response = await fetch(base + request.path, {
       method: request.method,

@@ -46,7 +46,7 @@ const usageLine = (verb: Verb) => `usage: cairn ${verb.name}${verb.usage ? ` ${v
 
 function overallHelp(env: Env): string {
   // The overview shows positional arguments only; each verb's own help shows its flags.
-  const verbs = Object.fromEntries(VERBS.map((verb) => [`${verb.name} ${verb.usage.split(/ ?[-(]/)[0]}`.trim(), verb.summary]));
+  const verbs = Object.fromEntries(VERBS.map((verb) => [`${verb.name} ${verb.usage.split(/ ?[-([]/)[0]}`.trim(), verb.summary]));
   return `cairn ${VERSION}: command-line client for a Cairn notes server
 
 usage: cairn <verb> [arguments] [flags]
@@ -57,7 +57,7 @@ ${table(verbs)}
 
 Other verbs:
 ${table({
-  mcp: "serve the API to an agent host as MCP tools over stdio (docs/mcp.md)",
+  mcp: "serve the API to an agent host as MCP tools over stdio (docs/mcp.md; hosts that take a URL use <server>/v1/mcp)",
   version: "print the version and build commit",
   serve: "run the Cairn server (same binary)",
   "admin …": "operator commands (run `cairn admin --help`)",
@@ -199,7 +199,36 @@ async function run(argv: string[], env: Env): Promise<number> {
   }
   const ok = response.status >= 200 && response.status < 300;
   if (ok && verb.name === "register") return saveKey(path, base, response.body);
+  if (ok && verb.name === "rotate-key") return saveRotatedKey(path, response.body, Boolean(env.CAIRN_API_KEY?.trim()));
   return ok ? 0 : 1;
+}
+
+/**
+ * After `rotate-key`: the old key no longer works, so the new one must not be
+ * lost. It replaces the saved key (atomically, 0600); when that fails, or the
+ * key in use came from CAIRN_API_KEY, stderr says so and shows the new key.
+ */
+async function saveRotatedKey(path: string, body: Uint8Array, fromEnvironment: boolean): Promise<number> {
+  let apiKey: unknown;
+  try {
+    apiKey = JSON.parse(new TextDecoder().decode(body)).api_key;
+  } catch {
+    apiKey = undefined;
+  }
+  if (typeof apiKey !== "string" || apiKey === "") {
+    await say("the answer carried no api_key; the config file was not changed");
+    return 1;
+  }
+  try {
+    saveConfig(path, { api_key: apiKey });
+  } catch (error) {
+    await say(`could not save the new key to ${path}: ${(error as Error).message}`);
+    await say(`your new API key is ${apiKey} ; the old key no longer works: keep this one (set CAIRN_API_KEY or fix the config file)`);
+    return 1;
+  }
+  await say(`saved the new api_key to ${path}; the old key no longer works`);
+  if (fromEnvironment) await say("CAIRN_API_KEY still holds the old key (it wins over the config file): set it to the new one or unset it");
+  return 0;
 }
 
 async function saveKey(path: string, base: string, body: Uint8Array): Promise<number> {

@@ -71,6 +71,21 @@ async function bodyText(input: Input): Promise<string | undefined> {
 
 const VOTES = ["up", "down", "none"];
 
+const IDEMPOTENCY_FLAG = "--idempotency-key K";
+const IDEMPOTENCY_HELP = "Idempotency-Key header: the same K again within 24 h replays the first answer, writes nothing twice";
+
+/** The request `build` makes, with the --idempotency-key flag's value as its key. */
+function withIdempotencyKey(build: (input: Input) => Promise<ApiRequest>) {
+  return async (input: Input): Promise<ApiRequest> => {
+    const key = input.one("idempotency-key");
+    if (key !== undefined && !/^[\x20-\x7e]{1,255}$/.test(key)) {
+      throw new UsageError("--idempotency-key must be 1 to 255 printable ASCII characters", input.verb);
+    }
+    const request = await build(input);
+    return key === undefined ? request : { ...request, idempotencyKey: key };
+  };
+}
+
 export const VERBS: Verb[] = [
   {
     name: "register",
@@ -112,38 +127,50 @@ export const VERBS: Verb[] = [
   },
   {
     name: "post",
-    usage: "--title T (--body B | --body-file F) [--tag X]...",
-    summary: "create a note",
-    sends: 'POST /v1/posts {"title", "body", "tags"?}',
+    usage: "--title T (--body B | --body-file F) [--tag X]... [--supersedes ID]",
+    summary: "create a note (optionally replacing one of yours)",
+    sends: 'POST /v1/posts {"title", "body", "tags"?, "supersedes"?}',
     details:
-`With --title and --body/--body-file the client builds the body; otherwise ${WHOLE_BODY}`,
+`With --title and --body/--body-file the client builds the body; otherwise ${WHOLE_BODY} ` +
+      "With --supersedes ID the new note replaces your older note ID: that one stays readable by id with its votes and comments, " +
+      "says which note superseded it, and no longer appears in search. A note superseded already answers 409 already_superseded " +
+      "with error.post_id naming the note that replaced it: supersede that one instead.",
     flags: {
       "--title T": "the note's title",
       "--body B": "the note's text",
       "--body-file F": "read the note's text from file F (- for stdin), sent as is",
       "--tag X": "a tag (repeatable)",
       "--tags A,B": "comma-separated tags",
+      "--supersedes ID": "the id of one of your notes that this note replaces",
       [JSON_FLAG]: JSON_HELP,
+      [IDEMPOTENCY_FLAG]: IDEMPOTENCY_HELP,
     },
     examples: [
       'cairn post --title "SQLite WAL needs shared memory" --body-file note.md --tag sqlite --tag docker',
+      'cairn post --title "SQLite WAL works on Docker volumes since 3.46" --body-file note.md --supersedes 0192f3c4-5d6e-7f80-9a1b-2c3d4e5f6a7b',
       'echo \'{"title":"T","body":"B","tags":["x"]}\' | cairn post',
+      'cairn post --title T --body B --idempotency-key "$(uuidgen)"   # safe to repeat after a timeout',
     ],
     auth: true,
     arity: [0, 0],
-    async build(input) {
+    build: withIdempotencyKey(async (input) => {
       const title = input.one("title");
       const tags = [...input.all("tag"), ...input.all("tags").flatMap((list) => list.split(","))]
         .map((tag) => tag.trim())
         .filter((tag) => tag !== "");
+      const supersedes = input.one("supersedes");
       const building =
-        title !== undefined || input.one("body") !== undefined || input.one("body-file") !== undefined || input.all("tag").length + input.all("tags").length > 0;
+        title !== undefined ||
+        input.one("body") !== undefined ||
+        input.one("body-file") !== undefined ||
+        input.all("tag").length + input.all("tags").length > 0 ||
+        supersedes !== undefined;
       if (!building) return { method: "POST", path: "/v1/posts", body: await rawBody(input, "give --title and --body (or --body-file), or a JSON body with --json or on stdin") };
-      noJson(input, "--title/--body/--tag");
+      noJson(input, "--title/--body/--tag/--supersedes");
       const body = await bodyText(input);
       if (title === undefined || body === undefined) throw new UsageError("a note needs --title and --body (or --body-file)", input.verb);
-      return { method: "POST", path: "/v1/posts", body: JSON.stringify(tags.length ? { title, body, tags } : { title, body }) };
-    },
+      return { method: "POST", path: "/v1/posts", body: JSON.stringify({ title, body, ...(tags.length ? { tags } : {}), ...(supersedes !== undefined ? { supersedes } : {}) }) };
+    }),
   },
   {
     name: "get",
@@ -181,18 +208,19 @@ export const VERBS: Verb[] = [
       "--body B": "the comment's text",
       "--body-file F": "read the comment's text from file F (- for stdin), sent as is",
       [JSON_FLAG]: JSON_HELP,
+      [IDEMPOTENCY_FLAG]: IDEMPOTENCY_HELP,
     },
     examples: ['cairn comment 0192f3c4-5d6e-7f80-9a1b-2c3d4e5f6a7b --body "Also true on ext4."'],
     auth: true,
     arity: [1, 1],
-    async build(input) {
+    build: withIdempotencyKey(async (input) => {
       const path = `/v1/posts/${enc(input.args[0])}/comments`;
       if (input.one("body") === undefined && input.one("body-file") === undefined) {
         return { method: "POST", path, body: await rawBody(input, "give --body or --body-file, or a JSON body with --json or on stdin") };
       }
       noJson(input, "--body/--body-file");
       return { method: "POST", path, body: JSON.stringify({ body: await bodyText(input) }) };
-    },
+    }),
   },
   {
     name: "vote",
@@ -200,18 +228,18 @@ export const VERBS: Verb[] = [
     summary: "vote on someone else's note (none withdraws your vote)",
     sends: 'POST /v1/posts/<id>/vote {"vote": "up"|"down"|"none"}',
     details: `Without a direction, ${WHOLE_BODY}`,
-    flags: { [JSON_FLAG]: JSON_HELP },
+    flags: { [JSON_FLAG]: JSON_HELP, [IDEMPOTENCY_FLAG]: IDEMPOTENCY_HELP },
     examples: ["cairn vote 0192f3c4-5d6e-7f80-9a1b-2c3d4e5f6a7b up"],
     auth: true,
     arity: [1, 2],
-    async build(input) {
+    build: withIdempotencyKey(async (input) => {
       const [id, vote] = input.args;
       const path = `/v1/posts/${enc(id)}/vote`;
       if (vote === undefined) return { method: "POST", path, body: await rawBody(input, "give a direction: up, down or none") };
       if (!VOTES.includes(vote)) throw new UsageError(`the vote must be up, down or none, not "${vote}"`, input.verb);
       noJson(input, "a direction");
       return { method: "POST", path, body: JSON.stringify({ vote }) };
-    },
+    }),
   },
   {
     name: "delete",
@@ -231,15 +259,53 @@ export const VERBS: Verb[] = [
     usage: "<words…>",
     summary: "search notes (the server decides how many results)",
     sends: 'POST /v1/search {"query": <words joined by one space>}',
-    details: `Without words, ${WHOLE_BODY} Put -- before words that start with -.`,
+    details:
+      `Without words, ${WHOLE_BODY} Put -- before words that start with -. ` +
+      "A word tag:NAME keeps only notes carrying that tag (several must all hold); tag words alone list the tagged notes by net score, then newest. " +
+      "Superseded notes are never returned.",
     flags: { [JSON_FLAG]: JSON_HELP },
-    examples: ["cairn search sqlite wal docker", 'cairn search -- "-fts5 error"'],
+    examples: ["cairn search sqlite wal docker", "cairn search wal tag:sqlite", "cairn search tag:sqlite tag:docker", 'cairn search -- "-fts5 error"'],
     auth: true,
     arity: [0, Number.POSITIVE_INFINITY],
     async build(input) {
       if (input.args.length === 0) return { method: "POST", path: "/v1/search", body: await rawBody(input, "give words to search for") };
       noJson(input, "words");
       return { method: "POST", path: "/v1/search", body: JSON.stringify({ query: input.args.join(" ") }) };
+    },
+  },
+  {
+    name: "my-posts",
+    usage: "[--cursor C]",
+    summary: "list your notes, newest first, 50 a page",
+    sends: "GET /v1/me/posts[?cursor=C]",
+    details:
+      "Prints one page as the server's JSON: {\"posts\": [...], \"next\": ...}. When `next` is not null, run again " +
+      "with --cursor set to it for the following page. Notes written or deleted meanwhile never make a page repeat or skip an older note.",
+    flags: { "--cursor C": "the `next` value of the previous page" },
+    examples: ["cairn my-posts", "cairn my-posts --cursor c1.MTIzNA"],
+    auth: true,
+    arity: [0, 0],
+    async build(input) {
+      const cursor = input.one("cursor");
+      return { method: "GET", path: cursor === undefined ? "/v1/me/posts" : `/v1/me/posts?cursor=${enc(cursor)}` };
+    },
+  },
+  {
+    name: "rotate-key",
+    usage: "",
+    summary: "replace your API key with a new one and save it in the config file",
+    sends: "POST /v1/me/key",
+    details:
+      "The server answers a new key once and refuses the old one from the next request on. The answer is printed, and the new key " +
+      "replaces the old one in the config file (written to a temporary file and renamed, mode 0600). If the file cannot be written, " +
+      "the new key is printed again on stderr: save it yourself, the old key no longer works. When the key came from CAIRN_API_KEY, " +
+      "update that variable too.",
+    flags: {},
+    examples: ["cairn rotate-key"],
+    auth: true,
+    arity: [0, 0],
+    async build() {
+      return { method: "POST", path: "/v1/me/key" };
     },
   },
   {

@@ -8,11 +8,14 @@ export type ErrorCode =
   | "not_found"
   | "duplicate_post"
   | "secret_detected"
+  | "already_superseded"
   | "payload_too_large"
   | "unsupported_media_type"
   | "rate_limited"
   | "internal_error"
-  | "unavailable";
+  | "unavailable"
+  | "idempotency_key_reused"
+  | "request_in_progress";
 
 export class AppError extends Error {
   constructor(
@@ -20,7 +23,7 @@ export class AppError extends Error {
     message: string,
     /** Seconds until a tripped breaker resets (rate_limited only). */
     readonly retryAfter?: number,
-    /** The existing note a duplicate repeats (duplicate_post only): sent as `error.post_id`. */
+    /** The existing note a duplicate repeats (duplicate_post), or the note that superseded the target (already_superseded): sent as `error.post_id`. */
     readonly postId?: string,
     /** Where a credential was found and its kind (secret_detected only): sent as `error.field` and `error.kind`, never the credential. */
     readonly secret?: { field: string; kind: string },

@@ -1,7 +1,8 @@
 // Cairn's rules, independent of HTTP and SQL: every route calls one method here.
 import type { Config } from "../config.ts";
-import type { NoteRecord, Store } from "../store/types.ts";
+import type { Store, SupersedeRefusal } from "../store/types.ts";
 import { AddressThrottle } from "./address-throttle.ts";
+import { AdmittedComment, AdmittedNote } from "./admission.ts";
 import { Breakers } from "./breakers.ts";
 import { AppError, invalid, noteNotFound, secretDetected, unauthorized } from "./errors.ts";
 import { uuidv7 } from "./ids.ts";
@@ -13,6 +14,19 @@ import { SecretScanner } from "./secrets.ts";
 import { similarNotes } from "./similar.ts";
 import { commentView, iso, noteView, searchResultView } from "./views.ts";
 import { voteDirection, voteValue, type VoteDirection } from "./votes.ts";
+import { IdempotencyReservationLost, type NoteRecord, type StoredAnswer, type VoteOutcome } from "../store/types.ts";
+import {
+  completionFor,
+  IDEMPOTENCY_KEYS_PER_CONTRIBUTOR,
+  IDEMPOTENCY_LEASE_MS,
+  IDEMPOTENCY_PRUNE_BATCH,
+  IDEMPOTENCY_TTL_MS,
+  requestInProgress,
+  reservationError,
+  type AnswerSlot,
+  type IdempotentCall,
+} from "./idempotency.ts";
+import { MY_POSTS_PAGE, ownNoteView, pageCursor, parsePageCursor } from "./own-notes.ts";
 
 export const RECENT_POSTS = 5;
 export const WEB_EVENTS = ["page_view", "copy_link", "copy_command"] as const;
@@ -24,6 +38,36 @@ const sameTags = (a: string[], b: string[]) => {
   const set = new Set(a);
   return b.every((tag) => set.has(tag));
 };
+
+/** What POST /v1/posts answers for the store's outcome (a duplicate is the 409), without its `similar` list. */
+function createdNote(created: NoteRecord | { duplicateOf: string } | SupersedeRefusal) {
+  if ("duplicateOf" in created) {
+    throw new AppError(
+      "duplicate_post",
+      "This note is identical to your last note; skipped; do not retry. Its id is in `post_id`. Change the title, body or tags to post a new note.",
+      undefined,
+      created.duplicateOf,
+    );
+  }
+  if (!("id" in created)) throw supersedeRefused(created);
+  return noteView(created);
+}
+
+/** The contract's error for a note whose `supersedes` was refused (after the duplicate check). */
+function supersedeRefused(refusal: SupersedeRefusal): AppError {
+  if ("alreadySupersededBy" in refusal) {
+    return new AppError(
+      "already_superseded",
+      "The note in `supersedes` was superseded already, by the note whose id is in `post_id`; nothing was stored. Supersede that note instead.",
+      undefined,
+      refusal.alreadySupersededBy,
+    );
+  }
+  if ("supersedeForbidden" in refusal) {
+    return new AppError("forbidden", "`supersedes` names another contributor's note; you can supersede only your own notes. Retrying will not help.");
+  }
+  return new AppError("not_found", "No note has the id in `supersedes`. Check the id; deleted notes cannot be superseded. Nothing was stored.");
+}
 
 export class Cairn {
   readonly breakers: Breakers;
@@ -167,38 +211,45 @@ export class Cairn {
     };
   }
 
-  async createNote(contributorNo: number, input: { title: string; body: string; tags?: string[] }) {
+  /**
+   * The checks of a new note made before anything counts it, reserves its
+   * Idempotency-Key or stores it: limits, `supersedes`, the secret scan.
+   */
+  admitNote(input: { title: string; body: string; tags?: string[]; supersedes?: string | null }): AdmittedNote {
     const note = normaliseNote(input);
+    const supersedes = input.supersedes == null ? null : parseNoteId(input.supersedes, "`supersedes`");
     this.refuseSecrets([["title", note.title], ["body", note.body], ...note.tags.map((tag): [string, string] => ["tags", tag])]);
+    return new AdmittedNote(note, supersedes);
+  }
+
+  async createNote(contributorNo: number, input: { title: string; body: string; tags?: string[]; supersedes?: string | null } | AdmittedNote, slot?: AnswerSlot) {
+    const { note, supersedes } = input instanceof AdmittedNote ? input : this.admitNote(input);
     this.breakers.hit("posts", contributorNo);
+    // Looked up before the write (the new note is not in the index yet), so
+    // that the answer stored with the write for a keyed request lists them too.
+    const similar = await this.similarTo({ ...note, supersedes });
+    const answer = (created: Parameters<typeof createdNote>[0]) => ({ ...createdNote(created), similar });
     const created = await this.store.createNote(
-      { id: uuidv7(), contributorNo, ...note, createdAt: this.now() },
+      { id: uuidv7(), contributorNo, ...note, createdAt: this.now(), supersedes },
       (latest) => latest.title === note.title && latest.body === note.body && sameTags(latest.tags, note.tags),
+      completionFor(slot, answer, (created) => ("id" in created ? created.id : null)),
     );
-    if ("duplicateOf" in created) {
-      throw new AppError(
-        "duplicate_post",
-        "This note is identical to your last note; skipped; do not retry. Its id is in `post_id`. Change the title, body or tags to post a new note.",
-        undefined,
-        created.duplicateOf,
-      );
-    }
-    return { ...noteView(created), similar: await this.similarTo(created) };
+    return answer(created);
   }
 
   /**
-   * Near-duplicates of a note just stored, for the 201 answer (never the note
-   * itself; superseded notes are out of the search index, so never listed).
-   * Empty when SIMILAR_NOTES=0 or search is off.
+   * Near-duplicates of a note about to be stored, for the 201 answer (never
+   * the note it supersedes; superseded notes are out of the search index, so
+   * never listed). Empty when SIMILAR_NOTES=0 or search is off.
    */
-  private async similarTo(created: NoteRecord) {
+  private async similarTo(note: { title: string; body: string; tags: string[]; supersedes: string | null }) {
     if (!this.config.similarNotes || !this.config.searchEnabled) return [];
-    return (await similarNotes(this.store, created)).map((note) => ({
-      id: note.id,
-      title: note.title,
-      contributor_no: note.contributorNo,
-      score: note.score,
-      created_at: iso(note.createdAt),
+    return (await similarNotes(this.store, note)).map((found) => ({
+      id: found.id,
+      title: found.title,
+      contributor_no: found.contributorNo,
+      score: found.score,
+      created_at: iso(found.createdAt),
     }));
   }
 
@@ -225,25 +276,95 @@ export class Cairn {
     return { post_id: id, count: list.total, comments: list.comments.map(commentView) };
   }
 
-  async addComment(contributorNo: number, rawId: string, rawBody: string) {
+  /** The checks of a comment made before anything counts it, reserves its Idempotency-Key or stores it (admitNote's). */
+  admitComment(rawId: string, rawBody: string): AdmittedComment {
     const id = parseNoteId(rawId);
     const body = normaliseComment(rawBody);
     this.refuseSecrets([["body", body]]);
-    this.breakers.hit("comments", contributorNo);
-    const added = await this.store.addComment(id, { contributorNo, body, createdAt: this.now() });
-    if (!added) throw noteNotFound();
-    return { post_id: id, ...commentView(added.comment), comment_count: added.commentCount };
+    return new AdmittedComment(id, body);
   }
 
-  async vote(contributorNo: number, rawId: string, direction: VoteDirection) {
+  async addComment(contributorNo: number, input: { postId: string; body: string } | AdmittedComment, slot?: AnswerSlot) {
+    const { postId: id, body } = input instanceof AdmittedComment ? input : this.admitComment(input.postId, input.body);
+    this.breakers.hit("comments", contributorNo);
+    const comment = (added: Awaited<ReturnType<Store["addComment"]>>) => {
+      if (!added) throw noteNotFound();
+      return { post_id: id, ...commentView(added.comment), comment_count: added.commentCount };
+    };
+    return comment(await this.store.addComment(id, { contributorNo, body, createdAt: this.now() }, completionFor(slot, comment, () => id)));
+  }
+
+  async vote(contributorNo: number, rawId: string, direction: VoteDirection, slot?: AnswerSlot) {
     const id = parseNoteId(rawId);
     this.breakers.hit("votes", contributorNo);
-    const outcome = await this.store.setVote(id, contributorNo, voteValue(direction), this.now());
-    if (outcome.kind === "missing") throw noteNotFound();
-    if (outcome.kind === "own_note") {
-      throw new AppError("forbidden", "You cannot vote on your own note; retrying will not help.");
+    const voted = (outcome: VoteOutcome) => {
+      if (outcome.kind === "missing") throw noteNotFound();
+      if (outcome.kind === "own_note") {
+        throw new AppError("forbidden", "You cannot vote on your own note; retrying will not help.");
+      }
+      return { post_id: id, your_vote: voteDirection(outcome.value), score: outcome.score };
+    };
+    return voted(await this.store.setVote(id, contributorNo, voteValue(direction), this.now(), completionFor(slot, voted, () => id)));
+  }
+
+  /**
+   * Runs one of the idempotent writes (createNote, addComment, vote) under an
+   * Idempotency-Key: reserves the key, runs `write` with the slot the store
+   * completes in the write's transaction, and answers what was stored. A
+   * replay answers the first answer and runs nothing (no breaker counts it).
+   */
+  async idempotent(contributorNo: number, call: IdempotentCall, write: (slot: AnswerSlot) => Promise<unknown>): Promise<{ answer: StoredAnswer; replayed: boolean }> {
+    const now = this.now();
+    const token = crypto.randomUUID();
+    const reservation = await this.store.reserveIdempotencyKey({
+      contributorNo,
+      key: call.key,
+      fingerprint: call.fingerprint,
+      token,
+      now,
+      expiresAt: now + IDEMPOTENCY_TTL_MS,
+      leasedUntil: now + IDEMPOTENCY_LEASE_MS,
+      keepPerContributor: IDEMPOTENCY_KEYS_PER_CONTRIBUTOR,
+      pruneBatch: IDEMPOTENCY_PRUNE_BATCH,
+    });
+    if (reservation.kind === "replay") return { answer: reservation.answer, replayed: true };
+    if (reservation.kind === "gone") return { answer: call.render({ error: noteNotFound() }), replayed: true };
+    const refused = reservationError(reservation);
+    if (refused) throw refused;
+    const slot: AnswerSlot = { contributorNo, key: call.key, token, render: call.render };
+    try {
+      const value = await write(slot);
+      return { answer: slot.recorded ?? call.render({ value }), replayed: false };
+    } catch (error) {
+      // An AppError after the answer was stored is the stored answer (a duplicate, a missing note): committed with it.
+      if (slot.recorded && error instanceof AppError) return { answer: slot.recorded, replayed: false };
+      if (error instanceof IdempotencyReservationLost) throw requestInProgress();
+      // Nothing was written (refused before the store, or the write failed): the key is free for a retry.
+      await this.store.releaseIdempotencyKey(contributorNo, call.key, token).catch(() => undefined);
+      throw error;
     }
-    return { post_id: id, your_vote: voteDirection(outcome.value), score: outcome.score };
+  }
+
+  /** GET /v1/me/posts: the caller's notes, newest first, a page at a time (keyset on the note's row key; never an offset). */
+  async myPosts(contributorNo: number, rawCursor: string | undefined) {
+    const before = rawCursor === undefined ? null : parsePageCursor(rawCursor);
+    const rows = await this.store.listOwnNotes(contributorNo, before, MY_POSTS_PAGE + 1);
+    const page = rows.slice(0, MY_POSTS_PAGE);
+    return { posts: page.map(ownNoteView), next: rows.length > MY_POSTS_PAGE ? pageCursor(page[page.length - 1].pk) : null };
+  }
+
+  /**
+   * POST /v1/me/key: a new key for the caller, shown once; the old one is
+   * refused from the next request on, at every replica (the store moves the
+   * key generation). Rotations count against the registrations breaker, per
+   * contributor: each one makes every server forget the keys it remembered.
+   */
+  async rotateKey(contributorNo: number) {
+    this.breakers.hit("registrations", `key:${contributorNo}`);
+    const key = mintKey();
+    const at = this.now();
+    if (!(await this.store.replaceKey(contributorNo, key.prefix, key.digest))) throw unauthorized();
+    return { contributor_no: contributorNo, api_key: key.key, created_at: iso(at) };
   }
 
   async search(contributorNo: number, rawQuery: string) {
@@ -253,7 +374,9 @@ export class Cairn {
     }
     this.breakers.hit("searches", contributorNo);
     const request = searchRequest(query, this.config.searchResults);
-    const notes = request.words.length > 0 ? await this.store.search(request) : [];
+    // A note carries at most LIMITS.tagsMax tags: more distinct tag words match nothing, and are not looked up.
+    const searchable = (request.words.length > 0 || request.tags.length > 0) && request.tags.length <= LIMITS.tagsMax;
+    const notes = searchable ? await this.store.search(request) : [];
     return { query, results: notes.map((note) => searchResultView(note, this.config.snipChars)) };
   }
 

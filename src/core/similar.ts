@@ -1,11 +1,14 @@
-// Similar notes on write (docs/design.md, "Similar notes"): after a note is
-// stored, its own words are searched through the store's exact ranking, and
-// the notes that reach a share of the new note's own score are listed. The
-// share (the threshold) was chosen on data: docs/search-quality.md,
-// "Similar notes on write".
+// Similar notes on write (docs/design.md, "Similar notes"): just before a
+// note is stored, its own words are searched through the store's exact
+// ranking (the corpus counted as if it were stored already), and the notes
+// that reach a share of the new note's own score are listed. Looked up
+// before the write, the list can be stored with it: the answer a keyed
+// request's replay gets (src/core/idempotency.ts). The share (the threshold)
+// was chosen on data: docs/search-quality.md, "Similar notes on write".
 import type { NoteRecord, SimilarRecord, Store } from "../store/types.ts";
-import { analyze } from "./search/analyzer.ts";
+import { analyze, termVector } from "./search/analyzer.ts";
 import { STOPWORDS } from "./search/query.ts";
+import { encodeVector } from "./search/vector.ts";
 
 /** Notes listed at most. */
 export const SIMILAR_LIMIT = 3;
@@ -57,19 +60,39 @@ export function similarTerms(title: string, body: string): string[] {
   return terms;
 }
 
+/** A note about to be stored: what the lookup reads of it. */
+export interface NoteText {
+  title: string;
+  body: string;
+  tags: string[];
+}
+
 /** Other notes for the new note's terms reaching `minShare` of its own score, best first, each with its share. */
 export function similarCandidates(
   store: Pick<Store, "similarNotes">,
-  created: NoteRecord,
+  note: NoteText,
   minShare: number,
   limit = SIMILAR_LIMIT,
   candidateTerms = SIMILAR_CANDIDATE_TERMS,
   maxCandidates = SIMILAR_MAX_CANDIDATES,
 ): Promise<SimilarRecord[]> {
-  return store.similarNotes(created.id, { terms: similarTerms(created.title, created.body), limit, minShare, candidateTerms, maxCandidates });
+  const vector = encodeVector(termVector(note.title, note.tags, note.body));
+  return store.similarNotes({ terms: similarTerms(note.title, note.body), vector, limit, minShare, candidateTerms, maxCandidates });
 }
 
-/** The notes to list for a note just stored. */
-export async function similarNotes(store: Pick<Store, "similarNotes">, created: NoteRecord, threshold = SIMILAR_THRESHOLD): Promise<NoteRecord[]> {
-  return (await similarCandidates(store, created, threshold)).map((c) => c.note);
+/**
+ * The notes to list for a note about to be stored. Never the note it
+ * supersedes (`supersedes`): that one leaves the search index with the write.
+ */
+export async function similarNotes(
+  store: Pick<Store, "similarNotes">,
+  note: NoteText & { supersedes?: string | null },
+  threshold = SIMILAR_THRESHOLD,
+): Promise<NoteRecord[]> {
+  const replaced = note.supersedes ?? null;
+  const found = await similarCandidates(store, note, threshold, replaced === null ? SIMILAR_LIMIT : SIMILAR_LIMIT + 1);
+  return found
+    .map((c) => c.note)
+    .filter((n) => n.id !== replaced)
+    .slice(0, SIMILAR_LIMIT);
 }

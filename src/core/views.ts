@@ -13,6 +13,8 @@ export interface NoteView {
   score: number;
   comment_count: number;
   created_at: string;
+  supersedes: string | null;
+  superseded_by: string | null;
 }
 
 export interface SearchResultView extends NoteView {
@@ -50,6 +52,8 @@ function buildNoteView(note: NoteRecord): NoteView {
     score: note.score,
     comment_count: note.commentCount,
     created_at: iso(note.createdAt),
+    supersedes: note.supersedes,
+    superseded_by: note.supersededBy,
   };
 }
 

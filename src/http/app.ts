@@ -19,6 +19,7 @@ import { installResponse } from "../web/install-page.ts";
 import { landingResponse } from "../web/landing.ts";
 import { missingNotePageResponse, notePageResponse } from "../web/note-page.ts";
 import { noteResponse } from "./note-body.ts";
+import { idempotencyKeyOf, idempotentResponse } from "./idempotency.ts";
 import { openApiDocument, type OpenApiDocument } from "./openapi.ts";
 import { originOf, pathOf, prefersHtml } from "./request-parts.ts";
 
@@ -108,6 +109,8 @@ export function clientIp(request: Request, server: { requestIP(r: Request): { ad
 }
 
 export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
+  /** Hands a request to the finished app (POST /v1/mcp's tools); set once `app` exists, below. */
+  let handleInternally = (request: Request): Promise<Response> => Promise.reject(new Error(`the app is not built yet (${request.url})`));
   const keyed = new Elysia({ name: "keyed", normalize: false })
     // derive runs before schema validation: an anonymous caller gets 401, never a validation hint.
     .derive({ as: "scoped" }, async ({ request }) => {
@@ -118,11 +121,24 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
       response: { 200: S.MeResponse, 401: S.ErrorBody, 500: S.ErrorBody, 503: S.ErrorBody },
       detail: { summary: "Your contributor state", tags: ["contributor"] },
     })
-    .post("/v1/posts", ({ contributorNo, body, status }) => cairn.createNote(contributorNo, body).then((note) => status(201, note)), {
-      body: S.NoteRequest,
-      response: { 201: S.CreatedNote, 409: S.DuplicateErrorBody, 422: S.SecretErrorBody, ...S.keyedErrors },
-      detail: { summary: "Create a note", tags: ["notes"] },
-    })
+    .post(
+      "/v1/posts",
+      async ({ contributorNo, body, status, request, set }) => {
+        const key = idempotencyKeyOf(request);
+        if (key !== undefined) {
+          // Checked before the key is reserved: a refused note (a credential in it) leaves no trace.
+          const note = cairn.admitNote(body);
+          return idempotentResponse(cairn, contributorNo, key, "POST /v1/posts", body, 201, set, (slot) => cairn.createNote(contributorNo, note, slot));
+        }
+        return cairn.createNote(contributorNo, body).then((note) => status(201, note));
+      },
+      {
+        body: S.NoteRequest,
+        headers: S.IdempotencyHeaders,
+        response: { 201: S.CreatedNote, 403: S.ErrorBody, 404: S.ErrorBody, 409: S.PostConflictErrorBody, ...S.textWriteErrors, ...S.keyedErrors },
+        detail: { summary: "Create a note", tags: ["notes"] },
+      },
+    )
     .get("/v1/posts/:post_id", async ({ params, set }): Promise<Response> => noteResponse(await cairn.getNote(params.post_id), set), {
       params: S.IdParams,
       response: { 200: S.Note, 404: S.ErrorBody, ...S.keyedReadErrors },
@@ -141,25 +157,64 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
     })
     .post(
       "/v1/posts/:post_id/comments",
-      ({ contributorNo, params, body, status }) =>
-        cairn.addComment(contributorNo, params.post_id, body.body).then((comment) => status(201, comment)),
+      async ({ contributorNo, params, body, status, request, set }) => {
+        const key = idempotencyKeyOf(request);
+        if (key !== undefined) {
+          const route = `POST /v1/posts/${params.post_id.toLowerCase()}/comments`;
+          // Checked before the key is reserved, as for a note.
+          const comment = cairn.admitComment(params.post_id, body.body);
+          return idempotentResponse(cairn, contributorNo, key, route, body, 201, set, (slot) => cairn.addComment(contributorNo, comment, slot));
+        }
+        return cairn.addComment(contributorNo, { postId: params.post_id, body: body.body }).then((comment) => status(201, comment));
+      },
       {
         params: S.IdParams,
         body: S.CommentRequest,
-        response: { 201: S.CommentResponse, 404: S.ErrorBody, 422: S.SecretErrorBody, ...S.keyedErrors },
+        headers: S.IdempotencyHeaders,
+        response: { 201: S.CommentResponse, 404: S.ErrorBody, 409: S.ErrorBody, ...S.textWriteErrors, ...S.keyedErrors },
         detail: { summary: "Comment on a note", tags: ["comments"] },
       },
     )
-    .post("/v1/posts/:post_id/vote", ({ contributorNo, params, body }) => cairn.vote(contributorNo, params.post_id, body.vote), {
+    .post("/v1/posts/:post_id/vote", ({ contributorNo, params, body, request, set }) => {
+      const key = idempotencyKeyOf(request);
+      if (key !== undefined) {
+        const route = `POST /v1/posts/${params.post_id.toLowerCase()}/vote`;
+        return idempotentResponse(cairn, contributorNo, key, route, body, 200, set, (slot) => cairn.vote(contributorNo, params.post_id, body.vote, slot));
+      }
+      return cairn.vote(contributorNo, params.post_id, body.vote);
+    }, {
       params: S.IdParams,
       body: S.VoteRequest,
-      response: { 200: S.VoteResponse, 403: S.ErrorBody, 404: S.ErrorBody, ...S.keyedErrors },
+      headers: S.IdempotencyHeaders,
+      response: { 200: S.VoteResponse, 403: S.ErrorBody, 404: S.ErrorBody, 409: S.ErrorBody, ...S.idempotentErrors, ...S.keyedErrors },
       detail: { summary: "Vote up, down, or withdraw (none)", tags: ["votes"] },
     })
     .post("/v1/search", ({ contributorNo, body }) => cairn.search(contributorNo, body.query), {
       body: S.SearchRequest,
       response: { 200: S.SearchResponse, ...S.keyedErrors },
       detail: { summary: "Full-text search; the server decides count and ranking", tags: ["search"] },
+    })
+    .get("/v1/me/posts", ({ contributorNo, query }) => cairn.myPosts(contributorNo, query.cursor), {
+      query: S.MyPostsQuery,
+      response: { 200: S.MyPostsResponse, ...S.keyedReadErrors },
+      detail: { summary: "Your notes, newest first, 50 a page (opaque cursor in `next`)", tags: ["contributor"] },
+    })
+    .post("/v1/me/key", ({ contributorNo, status }) => cairn.rotateKey(contributorNo).then((rotated) => status(201, rotated)), {
+      response: { 201: S.RotateKeyResponse, 413: S.ErrorBody, 415: S.ErrorBody, 429: S.ErrorBody, ...S.keyedReadErrors },
+      detail: { summary: "Rotate your API key: a new key, shown once; the old one is refused from the next request on", tags: ["contributor"] },
+    })
+    // The tools' own requests go back through the whole app (see handleInternally).
+    // The MCP SDK is loaded on the first call, so a server that never serves MCP does not load it at start.
+    .post("/v1/mcp", async ({ request, body, set }): Promise<Response> => {
+      const { mcpResponse } = await import("./mcp.ts");
+      return mcpResponse(request, body, { handle: handleInternally, version: VERSION, requestId: String(set.headers["x-request-id"] ?? "") || null });
+    }, {
+      response: { 401: S.ErrorBody, 413: S.ErrorBody, 415: S.ErrorBody, 500: S.ErrorBody, 503: S.ErrorBody },
+      detail: {
+        summary: "MCP over Streamable HTTP (stateless, JSON answers): the tools of `cairn mcp`, keyed with the Bearer header",
+        description: "A JSON-RPC message (or batch) of the Model Context Protocol; send `Accept: application/json, text/event-stream`. See docs/mcp.md.",
+        tags: ["mcp"],
+      },
     });
 
   // normalize: false keeps unknown request fields for the schema to judge:
@@ -276,7 +331,7 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
         detail: { summary: "Count a page event (daily counters only)", tags: ["public"] },
       },
     )
-    .get("/", ({ request }): Response => landingResponse({ baseUrl: baseUrl(request), registrationOpen: config.registration === "open", version: VERSION, sourceUrl: config.sourceUrl }), {
+    .get("/", (): Response => landingResponse({ baseUrl: config.publicBaseUrl, registrationOpen: config.registration === "open", version: VERSION, sourceUrl: config.sourceUrl }), {
       detail: { summary: "Landing page (HTML): what this instance is, how to get the CLI and a key", tags: ["pages"] },
     })
     .get("/install", (): Response => installResponse(), {
@@ -290,6 +345,7 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
     })
     // Last: the keyed plugin's derive (authentication) reaches the routes after it.
     .use(keyed);
+  handleInternally = (request) => app.handle(request);
 
   function errorFor(error: unknown, code: unknown, request: Request, path: string, requestId: string): Response {
     if (error instanceof AppError) return errorResponse(error);
@@ -315,7 +371,8 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
     try {
       const note = await cairn.publicNote(id);
       const { comments } = await cairn.comments(id);
-      return notePageResponse(note, comments, `${baseUrl(request)}/v1/public/posts/${note.id}`);
+      const noteUrl = (noteId: string) => `${baseUrl(request)}/v1/public/posts/${noteId}`;
+      return notePageResponse(note, comments, noteUrl(note.id), note.superseded_by === null ? undefined : noteUrl(note.superseded_by));
     } catch (error) {
       if (error instanceof AppError && (error.code === "not_found" || error.code === "invalid_request")) {
         return missingNotePageResponse(STATUS[error.code], error.message);

@@ -8,11 +8,14 @@ export const STATUS: Record<ErrorCode, number> = {
   not_found: 404,
   duplicate_post: 409,
   secret_detected: 422,
+  already_superseded: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,
   internal_error: 500,
   unavailable: 503,
+  idempotency_key_reused: 422,
+  request_in_progress: 409,
 };
 
 const JSON_TYPE = "application/json";

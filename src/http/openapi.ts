@@ -2,7 +2,7 @@
 import { toOpenAPISchema } from "@elysiajs/openapi";
 import type { AnyElysia } from "elysia";
 
-const KEYED = new Set(["/v1/me", "/v1/posts", "/v1/posts/{post_id}", "/v1/posts/{post_id}/comments", "/v1/posts/{post_id}/vote", "/v1/search"]);
+const KEYED = new Set(["/v1/me", "/v1/posts", "/v1/posts/{post_id}", "/v1/posts/{post_id}/comments", "/v1/posts/{post_id}/vote", "/v1/search", "/v1/me/posts", "/v1/me/key", "/v1/mcp"]);
 
 /** Drops TypeBox's symbol keys and Elysia's internal markers by a JSON round trip. */
 const plain = (schema: unknown) => JSON.parse(JSON.stringify(schema));
@@ -48,6 +48,15 @@ export function openApiDocument(app: AnyElysia, info: { version: string; baseUrl
   if (get("/install")) get("/install").responses = { 200: html("The install guide (docs/install.md)") };
   if (get("/v1/openapi.json")) {
     get("/v1/openapi.json").responses = { 200: { description: "This document", content: { "application/json": { schema: { type: "object" } } } } };
+  }
+  const mcp = generated.paths["/v1/mcp"]?.post;
+  if (mcp) {
+    mcp.responses = {
+      200: { description: "The JSON-RPC answer (MCP Streamable HTTP, stateless, JSON responses)", content: { "application/json": { schema: { type: "object" } } } },
+      202: { description: "Accepted: the message was a notification or a response (no answer body)" },
+      ...mcp.responses,
+    };
+    mcp.requestBody = { required: true, content: { "application/json": { schema: { description: "A JSON-RPC 2.0 message or batch of the Model Context Protocol" } } } };
   }
   const publicNote = get("/v1/public/posts/{post_id}")?.responses?.["200"];
   if (publicNote) {

@@ -25,27 +25,38 @@ export const ErrorBody = t.Object(
   { description: "Every error has this shape" },
 );
 
-export const DuplicateErrorBody = t.Object(
+/** The 409 answers of POST /v1/posts: the duplicate rule and superseding name an existing note in `post_id`; a running request with the same Idempotency-Key does not. */
+export const PostConflictErrorBody = t.Object(
   {
     error: t.Object({
-      code: t.Literal("duplicate_post"),
+      code: t.Union([t.Literal("duplicate_post"), t.Literal("already_superseded"), t.Literal("request_in_progress")]),
       message: t.String({ description: "What to do next" }),
-      post_id: NoteId,
+      post_id: t.Optional(NoteId),
     }),
   },
-  { description: "The note repeats the caller's latest note; nothing was stored. `post_id` names that existing note." },
+  {
+    description:
+      "duplicate_post: the note repeats the caller's latest note, named by `post_id`; nothing was stored. " +
+      "already_superseded: the note named in `supersedes` was superseded already, by the note named in `post_id` (supersede that one instead); nothing was stored. " +
+      "request_in_progress: the first request with this Idempotency-Key is still running; retry shortly with the same key.",
+  },
 );
 
-export const SecretErrorBody = t.Object(
+/**
+ * The 422 answers of a write carrying text (POST /v1/posts, …/comments): a
+ * credential in it (secret_detected, naming `field` and `kind`, never the
+ * credential), or an Idempotency-Key already used with another request.
+ */
+export const TextWriteRefusedErrorBody = t.Object(
   {
     error: t.Object({
-      code: t.Literal("secret_detected"),
-      message: t.String({ description: "What to do next: remove the credential, post again, rotate it if it was real" }),
-      field: t.String({ description: "Where the credential is: `title`, `body` or `tags`" }),
-      kind: t.String({ description: "What it looks like, snake_case: `github_token`, `aws_access_key_id`, `private_key`, `jwt`, `cairn_api_key`, …" }),
+      code: t.Union([t.Literal("secret_detected"), t.Literal("idempotency_key_reused")]),
+      message: t.String({ description: "What to do next: remove the credential, post again, rotate it if it was real; or use a fresh Idempotency-Key" }),
+      field: t.Optional(t.String({ description: "secret_detected: where the credential is, `title`, `body` or `tags`" })),
+      kind: t.Optional(t.String({ description: "secret_detected: what it looks like, snake_case: `github_token`, `aws_access_key_id`, `private_key`, `jwt`, `cairn_api_key`, …" })),
     }),
   },
-  { description: "The text holds what looks like a credential; nothing was stored. The credential itself is never repeated." },
+  { description: "secret_detected: the text holds what looks like a credential; nothing was stored. idempotency_key_reused: the key was used with another request; nothing was done." },
 );
 
 /** A request body: unknown fields are ignored, so newer clients never break an older server. */
@@ -72,6 +83,13 @@ export const NoteRequest = RequestBody({
       description: `At most ${LIMITS.tagsMax} tags, each 1 to ${LIMITS.tagMax} characters matching ^[a-z0-9][a-z0-9._+#-]*$ after lower-casing; duplicates removed`,
     }),
   ),
+  supersedes: t.Optional(
+    t.Union([t.String(), t.Null()], {
+      description:
+        "The id of one of your own notes that this note replaces: the older note stays readable by id, keeps its votes and comments, and leaves search. " +
+        "404 when it does not exist, 403 when it is another contributor's, 409 already_superseded (with `post_id`) when another note superseded it already. null: none.",
+    }),
+  ),
 });
 
 const noteFields = {
@@ -83,6 +101,10 @@ const noteFields = {
   score: Int({ description: "Net score: ups minus downs" }),
   comment_count: Int(),
   created_at: Timestamp,
+  supersedes: t.Union([NoteId, t.Null()], { description: "The id of the older note this one replaces, or null" }),
+  superseded_by: t.Union([NoteId, t.Null()], {
+    description: "The id of the newer note that replaced this one, or null; a superseded note is never returned by search",
+  }),
 };
 
 export const Note = t.Object(noteFields);
@@ -113,7 +135,14 @@ export const SearchResult = t.Object({
 });
 
 export const SearchRequest = t.Object(
-  { query: t.String({ description: `1 to ${LIMITS.queryMax} characters; any characters are safe and treated as words` }) },
+  {
+    query: t.String({
+      description:
+        `1 to ${LIMITS.queryMax} characters; any characters are safe and treated as words, except tag words: ` +
+        "`tag:NAME` (NAME a valid tag, any case) keeps only notes carrying that tag, several must all hold, and a query of tag words only " +
+        "lists the notes with those tags by net score, then newest. Superseded notes are never returned.",
+    }),
+  },
   { additionalProperties: false },
 );
 
@@ -207,3 +236,52 @@ export const publicErrors = {
   500: ErrorBody,
   503: ErrorBody,
 };
+
+// ---- issue 19: idempotent writes, own notes, key rotation ----
+
+/** The optional Idempotency-Key of POST /v1/posts, …/comments and …/vote (checked in src/core/idempotency.ts). */
+export const IdempotencyHeaders = t.Object(
+  {
+    "idempotency-key": t.Optional(
+      t.String({
+        description:
+          "1 to 255 printable ASCII characters, fresh per logical write. Sending the same key and body again within 24 hours answers the first answer (header `Idempotent-Replayed: true`) and does nothing twice.",
+      }),
+    ),
+  },
+  { additionalProperties: true },
+);
+
+/** 422: the Idempotency-Key was used with another body or route. */
+export const idempotentErrors = { 422: ErrorBody };
+/** 422 of a write carrying text: a credential in it, or the Idempotency-Key used with another request. */
+export const textWriteErrors = { 422: TextWriteRefusedErrorBody };
+
+export const MyPostsQuery = t.Object({
+  cursor: t.Optional(t.String({ description: "The `next` value of the previous page; leave out for the first page" })),
+});
+
+const NullableNoteId = t.Union([NoteId, t.Null()]);
+
+export const MyPostsResponse = t.Object({
+  posts: t.Array(
+    t.Object({
+      id: NoteId,
+      title: t.String(),
+      tags: t.Array(t.String()),
+      score: Int(),
+      comment_count: Int(),
+      supersedes: NullableNoteId,
+      superseded_by: NullableNoteId,
+      created_at: Timestamp,
+    }),
+    { description: "Up to 50 of your notes, newest first" },
+  ),
+  next: t.Union([t.String(), t.Null()], { description: "Opaque cursor of the next page; null on the last page" }),
+});
+
+export const RotateKeyResponse = t.Object({
+  contributor_no: Int(),
+  api_key: t.String({ description: "The new key, shown once; the old key is refused from the next request on" }),
+  created_at: Timestamp,
+});

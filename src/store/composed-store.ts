@@ -8,12 +8,18 @@ import type { Store } from "./types.ts";
 /** A resource method answering a Store method: same arguments, its result now or later. */
 type Answer<F extends (...args: never[]) => unknown> = (...args: Parameters<F>) => Awaited<ReturnType<F>> | ReturnType<F>;
 
+export interface IdempotencyResource {
+  reserve: Answer<Store["reserveIdempotencyKey"]>;
+  release: Answer<Store["releaseIdempotencyKey"]>;
+}
+
 export interface ContributorResource {
   create: Answer<Store["createContributor"]>;
   keyCandidates: Answer<Store["keyCandidates"]>;
   setActive: Answer<Store["setActive"]>;
   summary: Answer<Store["contributorSummary"]>;
   list: Answer<Store["contributorList"]>;
+  replaceKey: Answer<Store["replaceKey"]>;
 }
 export interface NoteResource {
   create: Answer<Store["createNote"]>;
@@ -21,6 +27,7 @@ export interface NoteResource {
   delete: Answer<Store["deleteNote"]>;
   search: Answer<Store["search"]>;
   similar: Answer<Store["similarNotes"]>;
+  listOwn: Answer<Store["listOwnNotes"]>;
 }
 export interface CommentResource {
   list: Answer<Store["listComments"]>;
@@ -48,6 +55,7 @@ export abstract class ComposedStore {
   protected abstract readonly votes: VoteResource;
   protected abstract readonly webEvents: WebEventResource;
   protected abstract readonly outbox: OutboxResource;
+  protected abstract readonly idempotency: IdempotencyResource;
 
   // ---- contributors and keys ----
   async createContributor(...args: Parameters<Store["createContributor"]>) {
@@ -91,6 +99,21 @@ export abstract class ComposedStore {
   }
   async setVote(...args: Parameters<Store["setVote"]>) {
     return this.votes.set(...args);
+  }
+
+  async listOwnNotes(...args: Parameters<Store["listOwnNotes"]>) {
+    return this.notes.listOwn(...args);
+  }
+  async replaceKey(...args: Parameters<Store["replaceKey"]>) {
+    return this.contributors.replaceKey(...args);
+  }
+
+  // ---- idempotency keys ----
+  async reserveIdempotencyKey(...args: Parameters<Store["reserveIdempotencyKey"]>) {
+    return this.idempotency.reserve(...args);
+  }
+  async releaseIdempotencyKey(...args: Parameters<Store["releaseIdempotencyKey"]>) {
+    return this.idempotency.release(...args);
   }
 
   // ---- web events ----

@@ -1,19 +1,22 @@
 // `cairn admin copy --to postgres://…`: moves a whole SQLite instance (DATA_DIR)
 // into an empty PostgreSQL database. Contributors keep their numbers and key
-// digests (so every key keeps working), notes their ids and pks, and comments,
-// votes, web event counters and the e-mail outbox come along; the search index
-// is built for PostgreSQL from the notes as the engine builds it per note
-// (src/store/postgres/search.ts). The source is read in one read transaction
-// (a consistent snapshot; writes after it are not copied, so stop the server
-// or keep it read-only), the target is written in one transaction, and then
-// every table's rows are counted and checksummed on both sides.
+// digests (so every key keeps working, and revoked keys stay revoked), notes
+// their ids and pks, and comments, votes, web event counters and the e-mail
+// outbox come along. The source is read in one read transaction (a consistent
+// snapshot; writes after it are not copied, so stop the server or keep it
+// read-only), table by table in keyset pages (memory bounded by a page), and
+// each table is streamed into the target with one `COPY … FROM STDIN`, all in
+// one transaction: a failure leaves no row behind (foreign keys are checked
+// once per table at the end, still inside it). Then every table's rows are
+// counted and checksummed on both sides. Progress goes to `onProgress`.
+// Figures: docs/benchmarks.md, "Moving to PostgreSQL".
 import { Database } from "bun:sqlite";
 import { SQL } from "bun";
-import { termVector } from "../core/search/analyzer.ts";
-import { tierOf } from "../core/search/ranking.ts";
-import { encodeVector } from "../core/search/vector.ts";
-import { decodeText, encodeText } from "./postgres/schema.ts";
-import { TOTALS_SHARDS } from "./postgres/search.ts";
+import { writeSearchTables } from "./copy-search-tables.ts";
+import { canonical, copyInto, copyLine, keysetPages, TABLES, type Row, type TableSpec } from "./copy-tables.ts";
+import { getTableName, is } from "drizzle-orm";
+import { PgTable } from "drizzle-orm/pg-core";
+import * as schema from "./postgres/schema.ts";
 import { PostgresStore } from "./postgres/store.ts";
 import { SqliteStore } from "./sqlite/store.ts";
 
@@ -26,109 +29,37 @@ export interface CopyReport {
   ms: number;
 }
 
-const BATCH = 2_000;
-
-/** The tables copied, in foreign-key order, with their key and how a row reads the same on both engines. */
-interface TableSpec {
-  name: string;
-  key: string[];
-  /** Columns as SQLite names them (the PostgreSQL schema uses the same names). */
-  columns: string[];
-  /** jsonb_to_recordset column types on PostgreSQL. */
-  types: string[];
-  /** Identity column whose sequence continues after the copied rows. */
-  identity?: string;
+/** Where a copy stands: `step` is a table, "search index", "foreign keys", "analyze" or "verify". */
+export interface CopyProgress {
+  step: string;
+  /** Rows done in this step, and how many it has. */
+  rows: number;
+  of: number;
+  /** Rows done over the whole copy (each table written, indexed, read back), and how many in all. */
+  done: number;
+  total: number;
+  /** Since the copy began, and since this step began. */
+  elapsedMs: number;
+  stepMs: number;
+  /** The step's last report. */
+  finished: boolean;
 }
 
-const TABLES: TableSpec[] = [
-  {
-    name: "contributors",
-    key: ["contributor_no"],
-    columns: ["contributor_no", "email", "key_prefix", "key_digest", "active", "created_at"],
-    types: ["int", "text", "text", "text", "boolean", "bigint"],
-    identity: "contributor_no",
-  },
-  {
-    name: "posts",
-    key: ["pk"],
-    columns: ["pk", "id", "contributor_no", "title", "body", "tags", "score", "comment_count", "created_at"],
-    types: ["bigint", "text", "int", "text", "text", "jsonb", "int", "int", "bigint"],
-    identity: "pk",
-  },
-  {
-    name: "comments",
-    key: ["pk"],
-    columns: ["pk", "post_pk", "contributor_no", "body", "created_at"],
-    types: ["bigint", "bigint", "int", "text", "bigint"],
-    identity: "pk",
-  },
-  {
-    name: "votes",
-    key: ["post_pk", "contributor_no"],
-    columns: ["post_pk", "contributor_no", "value", "created_at"],
-    types: ["bigint", "int", "int", "bigint"],
-  },
-  {
-    name: "web_event_counts",
-    key: ["day", "event", "post_id"],
-    columns: ["day", "event", "post_id", "count"],
-    types: ["text", "text", "text", "bigint"],
-  },
-  {
-    name: "email_outbox",
-    key: ["id"],
-    columns: ["id", "contributor_no", "recipient", "kind", "created_at", "attempts", "next_attempt_at", "leased_until", "last_error", "sent_at", "gave_up_at"],
-    types: ["bigint", "int", "text", "text", "bigint", "int", "bigint", "bigint", "text", "bigint", "bigint"],
-    identity: "id",
-  },
-];
-
-const SEARCH_TABLES = ["search_postings", "search_vectors", "search_terms", "search_totals"];
-const CAIRN_TABLES = new Set([...TABLES.map((t) => t.name), ...SEARCH_TABLES, "__drizzle_migrations"]);
-
-type Row = Record<string, unknown>;
-
-/** Columns the PostgreSQL engine stores with NUL escaped (schema.ts, anyText). */
-const ESCAPED = new Set(["email", "title", "body", "recipient"]);
-
-/** A row as both engines must read it: text as sent, numbers as numbers, digests as hex, tags as an array, active as a boolean. */
-function canonical(table: string, row: Row, engine: "sqlite" | "postgres"): unknown[] {
-  const spec = TABLES.find((t) => t.name === table)!;
-  return spec.columns.map((column, i) => {
-    const value = row[column];
-    if (value === null || value === undefined) return null;
-    if (column === "key_digest") return Buffer.from(value as Uint8Array).toString("hex");
-    if (column === "active") return Boolean(value);
-    if (column === "tags") return engine === "sqlite" ? JSON.parse(value as string) : value;
-    if (spec.types[i] === "int" || spec.types[i] === "bigint") return Number(value); // PostgreSQL answers bigint as a string
-    return engine === "postgres" && ESCAPED.has(column) ? decodeText(value as string) : value;
-  });
+export interface CopyOptions {
+  /** Rows per keyset page (read) and per COPY write. */
+  pageRows?: number;
+  /** Build the engine's search tables (copy-search-tables.ts); only benchmarks turn it off. */
+  searchTables?: boolean;
+  onProgress?: (progress: CopyProgress) => void;
 }
 
-/** A row as the target stores it, for jsonb_to_recordset (NUL escaped as the PostgreSQL engine stores it). */
-function forTarget(table: string, row: Row): Row {
-  const out: Row = {};
-  for (const column of TABLES.find((t) => t.name === table)!.columns) {
-    const value = row[column];
-    if (column === "key_digest") out[column] = Buffer.from(value as Uint8Array).toString("hex");
-    else if (column === "active") out[column] = Boolean(value);
-    else if (column === "tags") out[column] = JSON.parse(value as string);
-    else if (typeof value === "string" && ESCAPED.has(column)) out[column] = encodeText(value);
-    else out[column] = value;
-  }
-  return out;
-}
+export const DEFAULT_PAGE_ROWS = 5_000;
 
-function insertStatement(spec: TableSpec): string {
-  const select = spec.columns.map((column) => {
-    if (column === "key_digest") return "decode(x.key_digest, 'hex')";
-    if (column === "tags") return "ARRAY(SELECT jsonb_array_elements_text(x.tags))";
-    return `x.${column}`;
-  });
-  const overriding = spec.identity ? " OVERRIDING SYSTEM VALUE" : "";
-  return `INSERT INTO ${spec.name} (${spec.columns.join(", ")})${overriding}
-          SELECT ${select.join(", ")} FROM jsonb_to_recordset($1::text::jsonb) AS x(${spec.columns.map((c, i) => `${c} ${spec.types[i]}`).join(", ")})`;
-}
+/** Every table of the PostgreSQL engine (schema.ts): what the migrations create in the target. */
+const ENGINE_TABLES = Object.values(schema)
+  .filter((value) => is(value, PgTable))
+  .map((table) => getTableName(table as PgTable));
+const CAIRN_TABLES = new Set([...ENGINE_TABLES, "__drizzle_migrations"]);
 
 /**
  * Copies the SQLite instance in `dataDir` into the empty PostgreSQL database
@@ -136,8 +67,10 @@ function insertStatement(spec: TableSpec): string {
  * fails before COMMIT no row is written (Cairn's empty tables may have been
  * created by the migrations, which a retry accepts).
  */
-export async function copySqliteToPostgres(dataDir: string, url: string): Promise<CopyReport> {
+export async function copySqliteToPostgres(dataDir: string, url: string, options: CopyOptions = {}): Promise<CopyReport> {
   const started = performance.now();
+  const pageRows = options.pageRows ?? DEFAULT_PAGE_ROWS;
+  const searchTables = options.searchTables ?? true;
   // Opened through the engine first: it brings an older file's schema up to date.
   const source = new SqliteStore({ dataDir });
   await source.migrate();
@@ -151,87 +84,57 @@ export async function copySqliteToPostgres(dataDir: string, url: string): Promis
     if (others.length > 0) throw new CopyRefused(`the target database is not empty (it holds ${others.slice(0, 5).join(", ")}); copy into a new, empty database`);
     await target.migrate();
 
-    const hashes: Record<string, { hasher: Bun.CryptoHasher; rows: number }> = {};
-    let indexed = 0;
     sqlite.exec("BEGIN"); // one snapshot of the source for the whole copy
+    const sizes = new Map(TABLES.map((spec) => [spec.name, (sqlite.query(`SELECT count(*) AS n FROM ${spec.name}`).get() as { n: number }).n]));
+    const tableRows = [...sizes.values()].reduce((sum, n) => sum + n, 0);
+    const progress = new Progress(started, 2 * tableRows + (searchTables ? sizes.get("posts")! : 0), options.onProgress);
     const sequences = new Map(
       (sqlite.query("SELECT name, seq FROM sqlite_sequence").all() as { name: string; seq: number }[]).map((row) => [row.name, row.seq]),
     );
+    const hashes = new Map<string, { sha256: string; rows: number }>();
+    let indexed = 0;
     await pg.begin(async (tx) => {
-      await tx.unsafe(`LOCK TABLE ${[...TABLES.map((t) => t.name), ...SEARCH_TABLES].join(", ")} IN EXCLUSIVE MODE`);
+      await tx.unsafe(`LOCK TABLE ${ENGINE_TABLES.join(", ")} IN EXCLUSIVE MODE`);
+      for (const table of ENGINE_TABLES) {
+        const [{ n }] = (await tx.unsafe(`SELECT count(*)::int AS n FROM ${table}`)) as { n: number }[];
+        if (n > 0) throw new CopyRefused(`the target database already holds Cairn data (${n} rows in ${table}); copy into a new, empty database`);
+      }
+      // Emptied in this transaction, the tables take COPY … FREEZE: rows written
+      // frozen and pages marked all-visible, so no VACUUM has to visit them after.
+      await tx.unsafe(`TRUNCATE ${ENGINE_TABLES.join(", ")}`);
+      const foreignKeys = await dropForeignKeys(tx);
       for (const spec of TABLES) {
-        const [{ n }] = (await tx.unsafe(`SELECT count(*)::int AS n FROM ${spec.name}`)) as { n: number }[];
-        if (n > 0) throw new CopyRefused(`the target database already holds Cairn data (${n} rows in ${spec.name}); copy into a new, empty database`);
+        hashes.set(spec.name, await copyTable(tx, sqlite, spec, pageRows, progress.step(spec.name, sizes.get(spec.name)!)));
+        if (spec.identity) await continueIdentity(tx, spec, sequences.get(spec.name) ?? 0);
       }
-      const totals = Array.from({ length: TOTALS_SHARDS }, () => [0, 0, 0, 0]);
-      for (const spec of TABLES) {
-        const hash = (hashes[spec.name] = { hasher: new Bun.CryptoHasher("sha256"), rows: 0 });
-        const insert = insertStatement(spec);
-        const rows = sqlite.query(`SELECT ${spec.columns.join(", ")} FROM ${spec.name} ORDER BY ${spec.key.join(", ")}`).iterate() as IterableIterator<Row>;
-        let batch: Row[] = [];
-        const flush = async () => {
-          if (batch.length === 0) return;
-          await tx.unsafe(insert, [JSON.stringify(batch.map((row) => forTarget(spec.name, row)))]);
-          if (spec.name === "posts") indexed += await indexBatch(tx, batch, totals);
-          batch = [];
-        };
-        for (const row of rows) {
-          hash.hasher.update(JSON.stringify(canonical(spec.name, row, "sqlite")) + "\n");
-          hash.rows++;
-          batch.push(row);
-          if (batch.length === BATCH) await flush();
-        }
-        await flush();
-        if (spec.identity) {
-          // The next number continues after the highest ever handed out (sqlite_sequence remembers deleted ones).
-          const [{ max }] = (await tx.unsafe(`SELECT coalesce(max(${spec.identity}), 0)::bigint AS max FROM ${spec.name}`)) as { max: string }[];
-          const next = Math.max(Number(max), sequences.get(spec.name) ?? 0);
-          await tx.unsafe(`SELECT setval(pg_get_serial_sequence('${spec.name}', '${spec.identity}'), $1::bigint, $2::boolean)`, [Math.max(next, 1), next > 0]);
-        }
-      }
-      await tx.unsafe("INSERT INTO search_terms (term, tier, notes) SELECT term, tier, count(*) FROM search_postings GROUP BY term, tier");
-      for (let shard = 0; shard < TOTALS_SHARDS; shard++) {
-        const [notes, title, tags, body] = totals[shard];
-        if (notes === 0) continue;
-        await tx.unsafe("INSERT INTO search_totals (shard, notes, title_terms, tag_terms, body_terms) VALUES ($1, $2, $3, $4, $5)", [shard, notes, title, tags, body]);
-      }
+      // The tags of the searchable notes (superseded ones are kept out, as the engine keeps them).
+      await tx.unsafe(
+        "INSERT INTO note_tags (tag, post_pk, score, created_at) SELECT DISTINCT t.tag, p.pk, p.score, p.created_at FROM posts p, unnest(p.tags) AS t(tag) WHERE p.superseded_by IS NULL",
+      );
+      if (searchTables) indexed = await writeSearchTables(tx, sqlite, pageRows, progress.step("search index", sizes.get("posts")!));
+      progress.step("foreign keys", 0)(0);
+      await addForeignKeys(tx, foreignKeys);
     });
     sqlite.exec("COMMIT");
-    // Fresh statistics and visibility map: without them the planner guesses on
-    // the new tables, and the postings are read from the heap instead of
-    // index-only (search several times slower until autovacuum comes by).
-    await pg.unsafe("VACUUM (ANALYZE)");
+    // Fresh statistics: without them the planner guesses on the new tables.
+    progress.step("analyze", 0)(0);
+    await pg.unsafe("ANALYZE");
 
     // Verify: the target's rows, read back, count and hash as the source's did.
     const report: CopyReport = { tables: {}, searchIndexed: indexed, ms: 0 };
+    const verified = progress.step("verify", tableRows);
     for (const spec of TABLES) {
-      const hasher = new Bun.CryptoHasher("sha256");
-      let rows = 0;
-      let after: unknown[] | null = null;
-      for (;;) {
-        const keyOrder = spec.key.join(", ");
-        const where = after ? `WHERE (${keyOrder}) > (${spec.key.map((_, i) => `$${i + 1}`).join(", ")})` : "";
-        const page = (await pg.unsafe(
-          `SELECT ${spec.columns.join(", ")} FROM ${spec.name} ${where} ORDER BY ${keyOrder} LIMIT ${BATCH}`,
-          after ?? [],
-        )) as Row[];
-        for (const row of page) hasher.update(JSON.stringify(canonical(spec.name, row, "postgres")) + "\n");
-        rows += page.length;
-        if (page.length < BATCH) break;
-        const last = page[page.length - 1];
-        after = spec.key.map((column) => last[column]);
-      }
-      const sha256 = hasher.digest("hex");
-      const expected = hashes[spec.name];
-      const expectedSha = expected.hasher.digest("hex");
-      if (rows !== expected.rows || sha256 !== expectedSha) {
+      const { rows, sha256 } = await hashTarget(pg, spec, pageRows, verified);
+      const expected = hashes.get(spec.name)!;
+      if (rows !== expected.rows || sha256 !== expected.sha256) {
         throw new Error(
-          `verification failed for ${spec.name}: ${expected.rows} rows (${expectedSha}) in SQLite, ${rows} (${sha256}) in PostgreSQL; ` +
+          `verification failed for ${spec.name}: ${expected.rows} rows (${expected.sha256}) in SQLite, ${rows} (${sha256}) in PostgreSQL; ` +
             "the target holds a copy that does not match: drop that database and copy again with the server stopped",
         );
       }
       report.tables[spec.name] = { rows, sha256 };
     }
+    progress.end();
     report.ms = Math.round(performance.now() - started);
     return report;
   } finally {
@@ -242,25 +145,111 @@ export async function copySqliteToPostgres(dataDir: string, url: string): Promis
   }
 }
 
-/** Builds the search index of a batch of copied notes (as indexNote does per note) and adds to the shard totals. */
-async function indexBatch(tx: SQL, batch: Row[], totals: number[][]): Promise<number> {
-  const postings: [string, number, number][] = [];
-  const vectors: [number, string][] = [];
-  for (const row of batch) {
-    const pk = Number(row.pk);
-    const vector = termVector(row.title as string, JSON.parse(row.tags as string) as string[], row.body as string);
-    for (const [term, counts] of vector.counts) postings.push([term, tierOf(counts, vector.lengths), pk]);
-    vectors.push([pk, encodeVector(vector)]);
-    const shard = totals[pk % TOTALS_SHARDS];
-    shard[0] += 1;
-    for (let f = 0; f < 3; f++) shard[f + 1] += vector.lengths[f];
+/** One table: the source's keyset pages, hashed as read, streamed into one COPY. */
+async function copyTable(tx: SQL, sqlite: Database, spec: TableSpec, pageRows: number, onPage: (rows: number) => void) {
+  const hasher = new Bun.CryptoHasher("sha256");
+  let rows = 0;
+  function* chunks(): Generator<string> {
+    for (const page of keysetPages(sqlite, spec.name, spec.key, spec.columns, pageRows)) {
+      let text = "";
+      for (const row of page) {
+        hasher.update(JSON.stringify(canonical(spec, row, "sqlite")) + "\n");
+        text += copyLine(spec, row);
+      }
+      rows += page.length;
+      onPage(page.length);
+      yield text;
+    }
   }
-  if (postings.length > 0) {
-    await tx.unsafe(
-      "INSERT INTO search_postings (term, tier, pk) SELECT e ->> 0, (e ->> 1)::smallint, (e ->> 2)::bigint FROM jsonb_array_elements($1::text::jsonb) e",
-      [JSON.stringify(postings)],
-    );
+  const stored = await copyInto(tx, spec.name, spec.columns, chunks());
+  if (stored !== rows) throw new Error(`${spec.name}: ${rows} rows read, ${stored} stored`);
+  return { rows, sha256: hasher.digest("hex") };
+}
+
+interface ForeignKey {
+  table: string;
+  name: string;
+  definition: string;
+}
+
+/**
+ * Drops the engine's foreign keys for the load: checked row by row they cost a
+ * lookup per copied row; added back afterwards (addForeignKeys), each is
+ * checked once over the whole table, in the same transaction, so nothing that
+ * breaks one can commit.
+ */
+async function dropForeignKeys(tx: SQL): Promise<ForeignKey[]> {
+  const keys = (await tx.unsafe(`
+    SELECT c.conrelid::regclass::text AS table, c.conname AS name, pg_get_constraintdef(c.oid) AS definition
+      FROM pg_constraint c
+     WHERE c.contype = 'f' AND c.connamespace = current_schema()::regnamespace
+     ORDER BY c.conname`)) as ForeignKey[];
+  for (const key of keys) await tx.unsafe(`ALTER TABLE ${key.table} DROP CONSTRAINT "${key.name}"`);
+  return keys;
+}
+
+async function addForeignKeys(tx: SQL, keys: ForeignKey[]): Promise<void> {
+  for (const key of keys) await tx.unsafe(`ALTER TABLE ${key.table} ADD CONSTRAINT "${key.name}" ${key.definition}`);
+}
+
+/** The next number continues after the highest ever handed out (sqlite_sequence remembers deleted ones). */
+async function continueIdentity(tx: SQL, spec: TableSpec, sequence: number): Promise<void> {
+  const column = spec.identity!;
+  const [{ max }] = (await tx.unsafe(`SELECT coalesce(max(${column}), 0)::bigint AS max FROM ${spec.name}`)) as { max: string }[];
+  const next = Math.max(Number(max), sequence);
+  await tx.unsafe(`SELECT setval(pg_get_serial_sequence('${spec.name}', '${column}'), $1::bigint, $2::boolean)`, [Math.max(next, 1), next > 0]);
+}
+
+/** The target's rows of one table in key order (keyset pages), counted and hashed as canonical() reads them. */
+async function hashTarget(pg: SQL, spec: TableSpec, pageRows: number, onPage: (rows: number) => void) {
+  const hasher = new Bun.CryptoHasher("sha256");
+  // Text keys in code point order, as SQLite orders them, whatever the database's collation.
+  const keyOrder = spec.key.map((column) => (spec.types[spec.columns.indexOf(column)] === "text" ? `${column} COLLATE "C"` : column)).join(", ");
+  let rows = 0;
+  let after: unknown[] | null = null;
+  for (;;) {
+    const where = after ? `WHERE (${keyOrder}) > (${spec.key.map((_, i) => `$${i + 1}`).join(", ")})` : "";
+    const page = (await pg.unsafe(`SELECT ${spec.columns.join(", ")} FROM ${spec.name} ${where} ORDER BY ${keyOrder} LIMIT ${pageRows}`, after ?? [])) as Row[];
+    for (const row of page) hasher.update(JSON.stringify(canonical(spec, row, "postgres")) + "\n");
+    rows += page.length;
+    onPage(page.length);
+    if (page.length < pageRows) break;
+    const last = page[page.length - 1];
+    after = spec.key.map((column) => last[column]);
   }
-  await tx.unsafe("INSERT INTO search_vectors (pk, vector) SELECT (e ->> 0)::bigint, e ->> 1 FROM jsonb_array_elements($1::text::jsonb) e", [JSON.stringify(vectors)]);
-  return batch.length;
+  return { rows, sha256: hasher.digest("hex") };
+}
+
+/** Counts rows per step and over the whole copy, and tells `report` after each page and when a step ends. */
+class Progress {
+  private done = 0;
+  private current: { step: string; rows: number; of: number; started: number } | null = null;
+  constructor(
+    private readonly started: number,
+    private readonly total: number,
+    private readonly report?: (progress: CopyProgress) => void,
+  ) {}
+
+  /** Starts a step (ending the previous one); answers the per-page counter. */
+  step(step: string, of: number): (rows: number) => void {
+    this.end();
+    this.current = { step, rows: 0, of, started: performance.now() };
+    return (rows) => {
+      this.current!.rows += rows;
+      this.done += rows;
+      this.emit(false);
+    };
+  }
+
+  /** Ends the current step. */
+  end(): void {
+    if (this.current) this.emit(true);
+    this.current = null;
+  }
+
+  private emit(finished: boolean): void {
+    const { step, rows, of, started } = this.current!;
+    const now = performance.now();
+    this.report?.({ step, rows, of, done: this.done, total: this.total, elapsedMs: now - this.started, stepMs: now - started, finished });
+  }
 }

@@ -8,7 +8,7 @@ import { existsSync } from "node:fs";
 export class StoreNotFound extends Error {}
 
 /** Moving up: a SQLite instance into an empty PostgreSQL database (`cairn admin copy`). */
-export { copySqliteToPostgres, CopyRefused } from "./copy.ts";
+export { copySqliteToPostgres, CopyRefused, type CopyProgress } from "./copy.ts";
 
 /** How often a server calls Store.remapReplacedSignals. */
 export { SIGNAL_CHECK_MS } from "./sqlite/change-signal.ts";

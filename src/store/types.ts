@@ -11,6 +11,10 @@ export interface NoteRecord {
   score: number;
   commentCount: number;
   createdAt: number;
+  /** The id of the older note this one replaces, or null. */
+  supersedes: string | null;
+  /** The id of the newer note that replaced this one, or null. */
+  supersededBy: string | null;
 }
 
 export interface CommentRecord {
@@ -39,6 +43,8 @@ export interface NewNote {
   body: string;
   tags: string[];
   createdAt: number;
+  /** The id (lower-case) of one of the author's notes that this one replaces. */
+  supersedes?: string | null;
 }
 
 /** A note and its score as a share of another note's own score (Store.similarNotes). */
@@ -46,6 +52,12 @@ export interface SimilarRecord {
   note: NoteRecord;
   share: number;
 }
+/**
+ * Why a note that supersedes another was not stored (after the duplicate
+ * check): the target does not exist, is another contributor's note, or was
+ * superseded already (by the note named).
+ */
+export type SupersedeRefusal = { supersedeMissing: true } | { supersedeForbidden: true } | { alreadySupersededBy: string };
 
 /** -1 down, 1 up, 0 no vote. */
 export type VoteValue = -1 | 0 | 1;
@@ -56,6 +68,62 @@ export type VoteOutcome =
   | { kind: "own_note" };
 
 export type DeleteOutcome = "deleted" | "missing" | "not_author";
+
+// ---- idempotent writes (rules in src/core/idempotency.ts) ----
+
+/** An answer as sent: status and JSON text. */
+export interface StoredAnswer {
+  status: number;
+  body: string;
+}
+
+export interface ReserveIdempotencyKey {
+  contributorNo: number;
+  key: string;
+  fingerprint: string;
+  /** Names this reservation: only a completion carrying it may store an answer. */
+  token: string;
+  now: number;
+  expiresAt: number;
+  leasedUntil: number;
+  /** Keys kept per contributor at most (the oldest go first). */
+  keepPerContributor: number;
+  /** Expired keys removed per new reservation at most. */
+  pruneBatch: number;
+}
+
+export type IdempotencyReservation =
+  | { kind: "reserved" }
+  | { kind: "replay"; answer: StoredAnswer }
+  /** The stored answer was about a note deleted since: its text is gone with the note. */
+  | { kind: "gone" }
+  | { kind: "mismatch" }
+  | { kind: "in_progress" };
+
+/** Completes a reservation inside the transaction of the write it answers. */
+export interface IdempotencyCompletion<O> {
+  contributorNo: number;
+  key: string;
+  token: string;
+  /** Called inside the write's transaction with the write's outcome; `noteId` names the note the answer is about. */
+  answer(outcome: O): StoredAnswer & { noteId: string | null };
+}
+
+/** The reservation a completion names was taken over (its lease ran out): the write is rolled back. */
+export class IdempotencyReservationLost extends Error {}
+
+/** One of a contributor's notes as GET /v1/me/posts lists it; `pk` orders the pages. */
+export interface OwnNoteRecord {
+  pk: number;
+  id: string;
+  title: string;
+  tags: string[];
+  score: number;
+  commentCount: number;
+  supersedes: string | null;
+  supersededBy: string | null;
+  createdAt: number;
+}
 
 export type { SearchRequest } from "../core/search/query.ts";
 export type { SimilarQuery } from "../core/search/own-score.ts";
@@ -173,13 +241,21 @@ export interface Store {
    * Inserts the note unless `isDuplicate` says it repeats the author's latest
    * existing note; the check and the insert are one atomic step. A duplicate
    * answers the latest note's id, so the caller can be told which note it repeats.
+   * With `note.supersedes`, the older note is checked (the author's, not yet
+   * superseded) and marked in the same step, and leaves the search index;
+   * two notes racing to supersede one: one wins, the other is refused.
    */
   createNote(
     note: NewNote,
     isDuplicate: (latest: { title: string; body: string; tags: string[] }) => boolean,
-  ): Promise<NoteRecord | { duplicateOf: string }>;
+    completion?: IdempotencyCompletion<NoteRecord | { duplicateOf: string } | SupersedeRefusal>,
+  ): Promise<NoteRecord | { duplicateOf: string } | SupersedeRefusal>;
   getNote(id: string): Promise<NoteRecord | null>;
-  /** Hard delete with comments, votes and the search entry, in one transaction. */
+  /**
+   * Hard delete with comments, votes and the search entry, in one transaction.
+   * A note it superseded goes back into search; a note that superseded it no
+   * longer names it.
+   */
   deleteNote(id: string, contributorNo: number): Promise<DeleteOutcome>;
 
   /** The newest `limit` comments, oldest first, and how many the note has in all; null when the note does not exist. */
@@ -187,22 +263,40 @@ export interface Store {
   addComment(
     noteId: string,
     comment: { contributorNo: number; body: string; createdAt: number },
+    completion?: IdempotencyCompletion<{ comment: CommentRecord; commentCount: number } | null>,
   ): Promise<{ comment: CommentRecord; commentCount: number } | null>;
 
   /** Sets (or with 0 withdraws) a contributor's vote and returns the fresh net score. */
-  setVote(noteId: string, contributorNo: number, value: VoteValue, at: number): Promise<VoteOutcome>;
+  setVote(noteId: string, contributorNo: number, value: VoteValue, at: number, completion?: IdempotencyCompletion<VoteOutcome>): Promise<VoteOutcome>;
+
+  // Idempotent writes: reserve a key (one atomic step), then complete it in
+  // the write's transaction (the `completion` of createNote, addComment,
+  // setVote), or release it when the request ended before its write.
+  reserveIdempotencyKey(input: ReserveIdempotencyKey): Promise<IdempotencyReservation>;
+  /** Drops a reservation that was never completed (only the one `token` names). */
+  releaseIdempotencyKey(contributorNo: number, key: string, token: string): Promise<void>;
+
+  /** The contributor's notes with `pk` below `beforePk` (all when null), newest (highest pk) first, at most `limit`. */
+  listOwnNotes(contributorNo: number, beforePk: number | null, limit: number): Promise<OwnNoteRecord[]>;
+  /**
+   * Replaces an active contributor's key; false when there is no such active
+   * contributor. The old key is refused on the next request of every process
+   * (the key generation moves after COMMIT, as for setActive).
+   */
+  replaceKey(contributorNo: number, keyPrefix: string, keyDigest: Uint8Array): Promise<boolean>;
 
   /** The best notes for the request's words, best first (exact BM25F top-k, docs/design.md "Search"). */
   search(request: SearchRequest): Promise<NoteRecord[]>;
   /**
-   * The similar-notes lookup (docs/design.md, "Similar notes"): the notes
-   * whose BM25F score for `terms` (index terms as given, no typo correction)
-   * reaches `minShare` of the score note `id` gets for them itself, among the
-   * first `maxCandidates` notes holding one of its `candidateTerms` rarest
-   * terms, best first in the search's order, at most `limit` (more on ties),
-   * never note `id`, each with that share. [] when note `id` is not in the index.
+   * The similar-notes lookup (docs/design.md, "Similar notes"), before a new
+   * note is stored: the notes whose BM25F score for `terms` (index terms as
+   * given, no typo correction) reaches `minShare` of the score the new note
+   * (its term vector `vector`) would get for them itself, the corpus counted
+   * as if it were stored, among the first `maxCandidates` notes holding one of
+   * its `candidateTerms` rarest shared terms, best first in the search's
+   * order, at most `limit` (more on ties), each with that share.
    */
-  similarNotes(id: string, query: SimilarQuery): Promise<SimilarRecord[]>;
+  similarNotes(query: SimilarQuery): Promise<SimilarRecord[]>;
   /** An online, consistent copy of the whole database into a new file. */
   backup(file: string): Promise<void>;
   /** True when `error` means storage is unreachable or busy (answered 503, not 500). */

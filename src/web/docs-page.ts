@@ -29,7 +29,7 @@ const STATUS_MEANING: Record<string, string> = {
   "409": "duplicate_post",
   "413": "payload_too_large",
   "415": "unsupported_media_type",
-  "422": "secret_detected",
+  "422": "secret_detected or idempotency_key_reused",
   "429": "rate_limited",
   "500": "internal_error",
   "503": "unavailable",

@@ -22,4 +22,8 @@ export const EXAMPLES: Record<string, string> = {
   "GET /docs": `curl "$CAIRN_URL/docs"`,
   "GET /install": `curl "$CAIRN_URL/install"`,
   "GET /v1/openapi.json": `curl "$CAIRN_URL/v1/openapi.json"`,
+  // Issue 19.
+  "GET /v1/me/posts": `curl "$CAIRN_URL/v1/me/posts" ${KEY}`,
+  "POST /v1/me/key": `curl -X POST "$CAIRN_URL/v1/me/key" ${KEY}`,
+  "POST /v1/mcp": `curl -X POST "$CAIRN_URL/v1/mcp" ${KEY} -H "Accept: application/json, text/event-stream" ${JSON_BODY({ jsonrpc: "2.0", id: 1, method: "tools/list" })}`,
 };

@@ -1,15 +1,29 @@
 // GET /: what this instance is, how to get the client and a key, where the docs are.
+// Without PUBLIC_BASE_URL the page never prints the request's Host (a proxy or
+// cache passing a forged one would show commands that send keys elsewhere):
+// the commands hold a placeholder, which the page's script (allowed by its CSP
+// hash) replaces with the address the browser actually used, location.origin.
 import { escapeHtml } from "./html.ts";
 import { htmlResponse, page, SEND_EVENT } from "./layout.ts";
 
-const SCRIPT = `(function(){${SEND_EVENT}document.querySelectorAll("button[data-copy]").forEach(function(b){
+/** Shown where the address goes when the page cannot know it and scripts are off. */
+export const ADDRESS_PLACEHOLDER = "https://cairn.example.org";
+
+const SCRIPT = `(function(){${SEND_EVENT}document.querySelectorAll("[data-origin]").forEach(function(e){e.textContent=location.origin});
+document.querySelectorAll("[data-origin-note]").forEach(function(e){e.hidden=true});
+document.querySelectorAll("button[data-copy]").forEach(function(b){
 b.addEventListener("click",function(){var t=document.getElementById(b.dataset.copy).textContent;
 var done=function(){b.textContent="Copied"};
 if(navigator.clipboard){navigator.clipboard.writeText(t).then(done,done)}else{done()}
 send("copy_command")})})})();`;
 
-export function landingResponse(options: { baseUrl: string; registrationOpen: boolean; version: string; sourceUrl: string | null }): Response {
-  const url = escapeHtml(options.baseUrl);
+/** `baseUrl` is PUBLIC_BASE_URL, or null: then the browser fills in the address it used. */
+export function landingResponse(options: { baseUrl: string | null; registrationOpen: boolean; version: string; sourceUrl: string | null }): Response {
+  const url = options.baseUrl === null ? `<span data-origin>${ADDRESS_PLACEHOLDER}</span>` : escapeHtml(options.baseUrl);
+  const placeholderNote =
+    options.baseUrl === null
+      ? `<p data-origin-note>Replace <code>${ADDRESS_PLACEHOLDER}</code> in the commands below with this server's address (the address in your browser's address bar).</p>\n`
+      : "";
   const register = options.registrationOpen
     ? `<pre id="cmd-register">cairn --url ${url} register you@example.org</pre>
 <button type="button" data-copy="cmd-register">Copy command</button>
@@ -24,13 +38,14 @@ export function landingResponse(options: { baseUrl: string; registrationOpen: bo
 <p>Contributors write short notes (title, body, tags), search them, vote and
 comment. A single note can be shared publicly by its id; nothing here lists
 or browses notes.</p>
-<h2>1. Get the client</h2>
+${placeholderNote}<h2>1. Get the client</h2>
 <p>The <code>cairn</code> executable is the client and the server in one file,
 built for Linux (x64, ARM64), macOS and Windows. The <a href="/install">install guide</a>
 says how to verify and install a release binary, or build one
 from ${options.sourceUrl ? `<a href="${escapeHtml(options.sourceUrl)}">the source</a>` : "the source (ask this instance's operator where it is)"}:
 <code>bun install &amp;&amp; bun run build</code> gives <code>dist/cairn</code>.</p>
-<p>Agent hosts can start <code>cairn mcp</code> to use Cairn as MCP tools.</p>
+<p>Agent hosts can start <code>cairn mcp</code> to use Cairn as MCP tools, or connect by URL with no binary:
+<code>${url}/v1/mcp</code> (MCP Streamable HTTP, header <code>Authorization: Bearer &lt;key&gt;</code>).</p>
 <h2>2. Get a key</h2>
 ${register}
 <h2>3. Use it</h2>

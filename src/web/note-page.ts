@@ -1,7 +1,8 @@
 // The public page of one note (GET /v1/public/posts/{id} with Accept: text/html),
 // with its comments (they belong to the note). All note text is escaped; code
 // in backticks or fences is the only markup; the only script is a fixed inline
-// one allowed by its hash; the page links to no other note, list, search or author.
+// one allowed by its hash; the page links to no other note, list, search or author,
+// except the note that superseded it (the contract's one permitted link).
 import type { CommentView, NoteView } from "../core/views.ts";
 import { escapeHtml } from "./html.ts";
 import { htmlResponse, page, SEND_EVENT } from "./layout.ts";
@@ -41,10 +42,18 @@ function commentsHtml(comments: CommentView[]): string {
   return `<section class="comments"><h2>${plural(comments.length, "comment")}</h2>\n${items}</section>`;
 }
 
-export function notePageResponse(note: NoteView, comments: CommentView[], url: string): Response {
+/** The notice a superseded note's page carries: the newer note's URL, as a link and as text. */
+function supersededHtml(newerUrl: string | undefined): string {
+  if (newerUrl === undefined) return "";
+  const url = escapeHtml(newerUrl);
+  return `<p class="superseded" id="superseded-by">This note is out of date: superseded by <a href="${url}" rel="nofollow">${url}</a></p>\n`;
+}
+
+/** `newerUrl`: the public URL of the note that superseded this one, when one did. */
+export function notePageResponse(note: NoteView, comments: CommentView[], url: string, newerUrl?: string): Response {
   const tags = note.tags.map((tag) => `<span dir="auto">${escapeHtml(tag)}</span>`).join("");
   const body = `<main><article>
-<h1 dir="auto">${escapeHtml(note.title)}</h1>
+${supersededHtml(newerUrl)}<h1 dir="auto">${escapeHtml(note.title)}</h1>
 <div class="meta">Contributor #${note.contributor_no} · ${timeHtml(note.created_at)} · score ${note.score} · ${plural(note.comment_count, "comment")}</div>
 <div class="tags">${tags}</div>
 <div class="body" dir="auto">${noteTextHtml(note.body)}</div>

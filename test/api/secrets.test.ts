@@ -121,6 +121,33 @@ forEachEngine((engine) => {
     });
   });
 
+  describe("with an Idempotency-Key", () => {
+    test("a refused note or comment is refused before its key is reserved: the same key then serves the clean request once", async () => {
+      const poster = await register(server.url);
+      const token = githubToken();
+      const keyed = (key: string, json: unknown, path = "/v1/posts") => call(server.url, "POST", path, { key: poster.key, json, headers: { "idempotency-key": key } });
+
+      const noteKey = `secret-note-${unique()}`;
+      const refused = await keyed(noteKey, { title: "CI push", body: `GITHUB_TOKEN=${token}` });
+      expectError(refused, 422, "secret_detected");
+      expect(refused.headers.get("idempotent-replayed")).toBeNull();
+      // Had the key been reserved (and the refusal stored), another body would be idempotency_key_reused.
+      const clean = await keyed(noteKey, { title: `CI push ${unique()}`, body: "Use the workflow's own token." });
+      expectStatus(clean, 201);
+      const replay = await keyed(noteKey, { title: clean.data.title, body: "Use the workflow's own token." });
+      expect(replay.text).toBe(clean.text);
+      expect(replay.headers.get("idempotent-replayed")).toBe("true");
+      expect(await postCount(poster.key)).toBe(1);
+
+      const commentKey = `secret-comment-${unique()}`;
+      const path = `/v1/posts/${clean.data.id}/comments`;
+      expectError(await keyed(commentKey, { body: `try ${token}` }, path), 422, "secret_detected");
+      expectStatus(await keyed(commentKey, { body: "Rotate it first." }, path), 201);
+      expect(await storedIn(server, token)).toEqual([]);
+      expect(server.logs()).not.toContain(token);
+    });
+  });
+
   describe("SECRET_SCAN=0", () => {
     let open: RunningServer;
     beforeAll(async () => {

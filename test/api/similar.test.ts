@@ -109,6 +109,44 @@ forEachEngine((engine) => {
       expect((res.data.similar as any[]).map((s) => s.id)).not.toContain(gone.data.id);
     });
 
+    test("with an Idempotency-Key, the stored answer holds the list: a replay answers the same similar, not a fresh lookup", async () => {
+      const word = unique("ik");
+      const first = await post(alice, `Nginx proxy_pass ${word} drops the path`, `A trailing slash in proxy_pass ${word} replaces the matched location prefix.`);
+      expectStatus(first, 201);
+      const key = `similar-${unique()}`;
+      const json = { title: `Nginx proxy_pass ${word} strips the location path`, body: `With a trailing slash proxy_pass ${word} replaces the location prefix.` };
+      const keyed = () => call(server.url, "POST", "/v1/posts", { key: bob.key, json, headers: { "idempotency-key": key } });
+      const answer = await keyed();
+      expectStatus(answer, 201);
+      expect(keysOf(answer.data)).toEqual(CREATED_NOTE_KEYS);
+      expect((answer.data.similar as any[]).map((s) => s.id)).toEqual([first.data.id]);
+      // A closer note written since would be listed by a fresh lookup; the replay is the first answer, byte for byte.
+      const closer = await post(alice, json.title, json.body);
+      expectStatus(closer, 201);
+      expect((closer.data.similar as any[]).map((s) => s.id)).toContain(answer.data.id);
+      const replay = await keyed();
+      expect(replay.status).toBe(201);
+      expect(replay.headers.get("idempotent-replayed")).toBe("true");
+      expect(replay.text).toBe(answer.text);
+      expect(replay.data.similar).toEqual(answer.data.similar);
+    });
+
+    test("a note that supersedes another never lists the note it replaces", async () => {
+      const word = unique("sp");
+      const old = await post(alice, `Certbot renewal ${word} fails behind redirect`, `The HTTP challenge ${word} is redirected to HTTPS before the certificate exists.`);
+      expectStatus(old, 201);
+      const other = await post(bob, `Certbot renewal ${word} fails on redirect`, `Renewal ${word} fails when the HTTP challenge is redirected to HTTPS.`);
+      expectStatus(other, 201);
+      const res = await call(server.url, "POST", "/v1/posts", {
+        key: alice.key,
+        json: { title: `Certbot renewal ${word} fails behind a redirect`, body: `The HTTP challenge ${word} gets redirected to HTTPS; exempt /.well-known.`, supersedes: old.data.id },
+      });
+      expectStatus(res, 201);
+      const ids = (res.data.similar as any[]).map((s) => s.id);
+      expect(ids).not.toContain(old.data.id);
+      expect(ids).toContain(other.data.id);
+    });
+
     test("a 409 duplicate answer carries no similar list", async () => {
       const title = `Repeat ${unique()}`;
       expectStatus(await post(bob, title, "same body"), 201);

@@ -350,3 +350,26 @@ describe("docs page GET /docs", () => {
     }
   });
 });
+
+describe("landing page without PUBLIC_BASE_URL (issue 19)", () => {
+  test("with scripts off the commands show the placeholder and a note says what to replace; with scripts on, the note is hidden", async () => {
+    const context = await browser.newContext({ javaScriptEnabled: false });
+    try {
+      const page = await context.newPage();
+      await page.goto(`${base}/`, { timeout: NAV_TIMEOUT });
+      expect((await page.locator("#cmd-register").innerText()).trim()).toBe("cairn --url https://cairn.example.org register you@example.org");
+      expect(await page.locator("[data-origin-note]").isVisible()).toBe(true);
+    } finally {
+      await context.close();
+    }
+    const { context: scripted, page, watch } = await openPage();
+    try {
+      await page.goto(`${base}/`, { waitUntil: "networkidle" });
+      expect(await page.locator("[data-origin-note]").isVisible()).toBe(false);
+      expect(await page.locator("body").innerText()).not.toContain("cairn.example.org");
+      await expectClean(watch);
+    } finally {
+      await scripted.close();
+    }
+  });
+});

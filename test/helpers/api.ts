@@ -16,7 +16,7 @@ export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 export const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 export const API_KEY = /^cairn_[0-9A-Za-z]{40,}$/;
 
-export const NOTE_KEYS = ["body", "comment_count", "contributor_no", "created_at", "id", "score", "tags", "title"];
+export const NOTE_KEYS = ["body", "comment_count", "contributor_no", "created_at", "id", "score", "superseded_by", "supersedes", "tags", "title"];
 /** The 201 answer of POST /v1/posts: the Note plus `similar` (shared/API.md, "Extensions, round 3"). */
 export const CREATED_NOTE_KEYS = [...NOTE_KEYS, "similar"].sort();
 export const SIMILAR_KEYS = ["contributor_no", "created_at", "id", "score", "title"];
@@ -33,6 +33,9 @@ export const CONTRACT_ROUTES = [
   "POST /v1/posts/{post_id}/comments",
   "POST /v1/posts/{post_id}/vote",
   "POST /v1/search",
+  "GET /v1/me/posts",
+  "POST /v1/me/key",
+  "POST /v1/mcp",
   "GET /v1/public/posts/{post_id}",
   "POST /v1/web/events",
   "GET /v1/healthz",
@@ -97,7 +100,10 @@ export async function createNote(base: string, key: string, fields: NoteFields =
 
 type Answer = Awaited<ReturnType<typeof call>>;
 
-/** Asserts the contract's error: status, JSON, exactly {"error": {"code", "message"}} (plus "post_id" for duplicate_post, "field" and "kind" for secret_detected). */
+/** The error codes whose error object also carries "post_id". */
+const WITH_POST_ID = new Set(["duplicate_post", "already_superseded"]);
+
+/** Asserts the contract's error: status, JSON, exactly {"error": {"code", "message"}} (plus "post_id" for duplicate_post and already_superseded, "field" and "kind" for secret_detected). */
 export function expectError(res: Answer, status: number, code: string) {
   if (res.status !== status) {
     throw new Error(`expected ${status} ${code}, got ${res.status}: ${res.text.slice(0, 400)}`);
@@ -105,9 +111,9 @@ export function expectError(res: Answer, status: number, code: string) {
   expect(res.headers.get("content-type") ?? "").toContain("application/json");
   expect(res.data).not.toBeNull();
   expect(keysOf(res.data)).toEqual(["error"]);
-  const extra = code === "duplicate_post" ? ["post_id"] : code === "secret_detected" ? ["field", "kind"] : [];
+  const extra = WITH_POST_ID.has(code) ? ["post_id"] : code === "secret_detected" ? ["field", "kind"] : [];
   expect(keysOf(res.data.error)).toEqual(["code", "message", ...extra].sort());
-  if (code === "duplicate_post") expect(res.data.error.post_id).toMatch(UUID);
+  if (WITH_POST_ID.has(code)) expect(res.data.error.post_id).toMatch(UUID);
   expect(res.data.error.code).toBe(code);
   expect(typeof res.data.error.message).toBe("string");
   expect(res.data.error.message.length).toBeGreaterThan(10);

@@ -44,6 +44,11 @@ async function run(cmd: string[]): Promise<void> {
   if (code !== 0) throw new Error(`${cmd.join(" ")} exited ${code}:\n${out}\n${err}`);
 }
 
+/** More `-c name=value` settings from CAIRN_TEST_PG_SETTINGS (space-separated), e.g. pg_stat_statements for bench/cpu-per-request.ts. */
+function extraSettings(): string[] {
+  return (process.env.CAIRN_TEST_PG_SETTINGS ?? "").split(/\s+/).filter(Boolean).flatMap((setting) => ["-c", setting]);
+}
+
 let started: Promise<Cluster> | null = null;
 
 /** The test process's cluster, started on first use. */
@@ -64,6 +69,7 @@ async function startCluster(): Promise<Cluster> {
     asClusterUser([
       join(bin, "postgres"), "-D", data, "-p", String(port), "-k", dir, "-c", "listen_addresses=127.0.0.1",
       "-c", "fsync=off", "-c", "full_page_writes=off", "-c", "max_connections=300", "-c", "shared_buffers=64MB",
+      ...extraSettings(),
     ]),
     { stdout: "ignore", stderr: Bun.file(join(dir, "postgres.log")) },
   );

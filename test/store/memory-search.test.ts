@@ -26,7 +26,7 @@ async function pair(options: { searchLogKeep?: number; searchMemoryBytes?: numbe
   const create = async (title: string, body: string) => {
     const id = `00000000-0000-7000-8000-${String(++n).padStart(12, "0")}`;
     const created = await writer.createNote({ id, contributorNo, title, body, tags: [], createdAt: n }, () => false);
-    if ("duplicateOf" in created) throw new Error("unexpected duplicate");
+    if (!("id" in created)) throw new Error("unexpected duplicate");
     return id;
   };
   const remove = async (id: string) => expect(await writer.deleteNote(id, contributorNo)).toBe("deleted");

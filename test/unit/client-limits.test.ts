@@ -18,3 +18,14 @@ test("no file under src/cli imports server code", async () => {
     expect({ file, imports: text.match(/from\s+["']\.\.\/(core|http|store|admin|mail|web|config)\b[^"']*["']/g) ?? [] }).toEqual({ file, imports: [] });
   }
 });
+
+test("the MCP tool definition the CLI shares with the server (src/mcp) imports no server code either", async () => {
+  const glob = new Bun.Glob("src/mcp/**/*.ts");
+  let files = 0;
+  for await (const file of glob.scan({ cwd: `${import.meta.dir}/../..` })) {
+    files++;
+    const text = await Bun.file(`${import.meta.dir}/../../${file}`).text();
+    expect({ file, imports: text.match(/from\s+["']\.\.\/(core|http|store|admin|mail|web|config)\b[^"']*["']/g) ?? [] }).toEqual({ file, imports: [] });
+  }
+  expect(files).toBeGreaterThan(0);
+});

@@ -19,7 +19,28 @@ describe("query words", () => {
     const mixed = searchRequest(`the a ${Array.from({ length: 15 }, (_, i) => `w${i}`).join(" ")}`, 10);
     expect(mixed.words).toEqual(["the", ...Array.from({ length: 15 }, (_, i) => `w${i}`)]);
     for (const word of STOPWORDS) expect(word).toMatch(/^[a-z]+$/);
-    expect(searchRequest("!!! ???", 10)).toEqual({ words: [], limit: 10 });
+    expect(searchRequest("!!! ???", 10)).toEqual({ words: [], tags: [], limit: 10 });
+  });
+
+  test("tag words: `tag:NAME` with a valid tag in any case restricts; every other use of `:` is plain words", () => {
+    expect(searchRequest("tag:SQLite wal", 10)).toEqual({ words: ["wal"], tags: ["sqlite"], limit: 10 });
+    expect(searchRequest("TAG:c++ Tag:node.js tag:c++ x", 10)).toEqual({ words: ["x"], tags: ["c++", "node.js"], limit: 10 });
+    expect(searchRequest("tag:rust", 10)).toEqual({ words: [], tags: ["rust"], limit: 10 });
+    // Not a valid tag: plain words.
+    for (const [query, words] of [
+      ["tag:", ["tag"]],
+      ["tag:-x", ["tag", "x"]],
+      ["tag:a/b", ["tag", "a", "b"]],
+      ["tag:é", ["tag", "é"]],
+      [`tag:${"a".repeat(33)}`, ["tag", "a".repeat(33)]],
+      ["title:quasar", ["title", "quasar"]],
+      ["xtag:rust", ["xtag", "rust"]],
+      ["(tag:rust)", ["tag", "rust"]],
+      ["tag::rust", ["tag", "rust"]],
+    ] as [string, string[]][]) {
+      expect(searchRequest(query, 10)).toEqual({ words, tags: [], limit: 10 });
+    }
+    expect(searchRequest(`tag:${"a".repeat(32)}`, 10).tags).toEqual(["a".repeat(32)]);
   });
 
   test("any input gives words of letters, digits and marks only, at most 16, and FTS5 expressions of quoted terms", () => {

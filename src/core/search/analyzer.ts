@@ -19,13 +19,36 @@ function normalise(word: string): string {
   return word.normalize("NFD").replace(LATIN_ACCENTS, "").normalize("NFC");
 }
 
+/**
+ * Stems already computed, by word: a community's notes repeat the same words,
+ * and stemming was most of the time a write spent analysing a note
+ * (docs/benchmarks.md, "Where the time goes"). A pure function's memo, shared
+ * by every store; emptied when it reaches STEM_MEMO_WORDS.
+ */
+const STEM_MEMO_WORDS = 100_000;
+const stems = new Map<string, string>();
+
+function stemOf(word: string): string {
+  let stem = stems.get(word);
+  if (stem === undefined) {
+    if (stems.size >= STEM_MEMO_WORDS) stems.clear();
+    stem = porterStem(word);
+    stems.set(word, stem);
+  }
+  return stem;
+}
+
 function termOf(word: string): string {
-  const term = ASCII_WORD.test(word) ? porterStem(word) : word;
+  const term = ASCII_WORD.test(word) ? stemOf(word) : word;
   return term.length > MAX_TERM_LENGTH ? term.slice(0, MAX_TERM_LENGTH) : term;
 }
 
 /** Appends the terms of one word (a run of letters, digits and marks, already lower-case). */
 function pushWordTerms(word: string, out: string[]): void {
+  if (ASCII_WORD.test(word)) {
+    out.push(termOf(word));
+    return;
+  }
   if (!CJK.test(word)) {
     out.push(termOf(normalise(word)));
     return;

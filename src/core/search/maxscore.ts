@@ -1,57 +1,210 @@
-// Exact top-k over in-memory postings: document-at-a-time MaxScore (Turtle &
-// Flood 1995, as PISA and Lucene run it). Why it is exact, and how it meets
-// the tie order: docs/design.md, "Search".
+// Exact top-k over the in-memory postings: term at a time with MaxScore's
+// pruning (Turtle & Flood 1995; the accumulator variant of Fontoura et al.
+// 2011), then an exact rescoring in query order. Why it is exact, and how it
+// meets the tie order: docs/design.md, "Search".
 import type { Fields } from "./analyzer.ts";
-import { BLOCK_SHIFT, type MemoryIndex, type TermPostings } from "./memory-index.ts";
+import { BLOCK_SHIFT, PostingCursor, type MemoryIndex, type TermPostings } from "./memory-index.ts";
 import { BM25F, idf, saturate, SLACK, TopK, weightedFrequencyOf, type Ranked } from "./ranking.ts";
 
-/** First position at or after `from` whose ordinal is at least `target` (galloping, then binary search). */
-function seek(ordinals: Int32Array, size: number, from: number, target: number): number {
-  if (from >= size || ordinals[from] >= target) return from;
-  let low = from;
-  let step = 1;
-  let high = from + 1;
-  while (high < size && ordinals[high] < target) {
-    low = high;
-    step *= 2;
-    high = low + step;
+/** Candidates are looked up one by one while they are fewer than a term's postings divided by this; else the term's postings are read whole. */
+const DENSE = 8;
+
+/** The `k` largest values offered (ties included), kept sorted; `floor` is the k-th (-Infinity until k were offered). */
+class Best {
+  private readonly values: Float64Array;
+  private count = 0;
+  floor = -Infinity;
+
+  constructor(private readonly k: number) {
+    this.values = new Float64Array(k);
   }
-  if (high > size) high = size;
-  // ordinals[low] < target; the answer is in (low, high].
-  while (low + 1 < high) {
-    const middle = (low + high) >>> 1;
-    if (ordinals[middle] < target) low = middle;
-    else high = middle;
+
+  reset(): void {
+    this.count = 0;
+    this.floor = -Infinity;
   }
-  return high;
+
+  offer(value: number): void {
+    const values = this.values;
+    const k = this.k;
+    let at: number;
+    if (this.count === k) {
+      if (value <= values[k - 1]) return;
+      at = k - 1;
+    } else {
+      at = this.count++;
+    }
+    while (at > 0 && values[at - 1] < value) {
+      values[at] = values[at - 1];
+      at--;
+    }
+    values[at] = value;
+    if (this.count === k) this.floor = values[k - 1];
+  }
+}
+
+/**
+ * Adds each posting's share of `list` to its note's accumulator (term at a
+ * time); notes first touched are listed in `touched` from `count` on. Every
+ * live, accepted note's new partial score is offered to `best`. Returns the new
+ * count of touched notes. With `onlyHeld`, only notes whose accumulator is
+ * positive (the candidates left) are added to, and nothing is offered.
+ */
+function accumulate(
+  index: MemoryIndex,
+  list: TermPostings,
+  from: number,
+  to: number,
+  previous: number,
+  weight: number,
+  averages: Fields<number>,
+  accumulators: Float64Array,
+  touched: Int32Array,
+  count: number,
+  best: Best,
+  accept: ((ordinal: number) => boolean) | undefined,
+  onlyHeld: boolean,
+): number {
+  const data = list.data;
+  const end = to;
+  const lengths = index.lengths;
+  const live = index.liveFlags;
+  const { b, weights } = BM25F;
+  const bodyWeight = weights[2];
+  const bodyB = b[2];
+  const bodyAverage = averages[2];
+  const k1 = BM25F.k1;
+  let at = from;
+  let ordinal = previous;
+  let n = count;
+  let floor = best.floor;
+  while (at < end) {
+    let v = data[at++];
+    if (v >= 128) {
+      v &= 127;
+      let shift = 7;
+      let byte: number;
+      do {
+        byte = data[at++];
+        v |= (byte & 127) << shift;
+        shift += 7;
+      } while (byte >= 128);
+    }
+    ordinal += v >>> 2;
+    const code = v & 3;
+    const before = accumulators[ordinal];
+    let weighted: number;
+    if (code !== 3) {
+      if (onlyHeld && !(before > 0)) continue;
+      // The body-only case inline: the same operations as weightedFrequencyOf with zero title and tags counts.
+      weighted = 0 + (bodyWeight * (code + 1)) / (1 - bodyB + (bodyB * lengths[3 * ordinal + 2]) / bodyAverage);
+    } else {
+      let w = data[at++];
+      if (w >= 128) {
+        w &= 127;
+        let shift = 7;
+        let byte: number;
+        do {
+          byte = data[at++];
+          w |= (byte & 127) << shift;
+          shift += 7;
+        } while (byte >= 128);
+      }
+      let title = 0;
+      let tags = 0;
+      if (w & 1) {
+        title = data[at++];
+        if (title >= 128) {
+          title &= 127;
+          let shift = 7;
+          let byte: number;
+          do {
+            byte = data[at++];
+            title |= (byte & 127) << shift;
+            shift += 7;
+          } while (byte >= 128);
+        }
+        tags = data[at++];
+        if (tags >= 128) {
+          tags &= 127;
+          let shift = 7;
+          let byte: number;
+          do {
+            byte = data[at++];
+            tags |= (byte & 127) << shift;
+            shift += 7;
+          } while (byte >= 128);
+        }
+      }
+      if (onlyHeld && !(before > 0)) continue;
+      const o = 3 * ordinal;
+      weighted = weightedFrequencyOf(title, tags, w >>> 1, lengths[o], lengths[o + 1], lengths[o + 2], averages);
+    }
+    const share = weight * ((weighted * (k1 + 1)) / (weighted + k1));
+    const after = before + share;
+    accumulators[ordinal] = after;
+    if (onlyHeld) continue;
+    if (before === 0) touched[n++] = ordinal;
+    if (after > floor && live[ordinal] === 1 && (accept === undefined || accept(ordinal))) {
+      best.offer(after);
+      floor = best.floor;
+    }
+  }
+  return n;
+}
+
+/**
+ * The first term's pass (nothing touched yet): accumulate() block by block,
+ * skipping each block whose bound (`blockBound`) plus what the other terms can
+ * add (`rest`) cannot reach the k-th partial score seen so far: no note of it
+ * can enter (if a later term touches one, its partial score only understates it).
+ */
+function accumulateFirst(
+  index: MemoryIndex,
+  list: TermPostings,
+  blockBound: (block: number) => number,
+  rest: number,
+  weight: number,
+  averages: Fields<number>,
+  accumulators: Float64Array,
+  touched: Int32Array,
+  best: Best,
+  accept: ((ordinal: number) => boolean) | undefined,
+): number {
+  const skips = list.skips;
+  const complete = list.size >> BLOCK_SHIFT;
+  if (!skips || !list.blockMax) return accumulate(index, list, 0, list.length, -1, weight, averages, accumulators, touched, 0, best, accept, false);
+  let count = 0;
+  const blocks = Math.ceil(list.size / (1 << BLOCK_SHIFT));
+  for (let block = 0; block < blocks; block++) {
+    if (best.floor >= (blockBound(block) + rest) * SLACK) continue;
+    const from = block === 0 ? 0 : skips[2 * block - 1];
+    const previous = block === 0 ? -1 : skips[2 * block - 2];
+    const to = block < complete ? skips[2 * block + 1] : list.length;
+    count = accumulate(index, list, from, to, previous, weight, averages, accumulators, touched, count, best, accept, false);
+  }
+  return count;
 }
 
 /**
  * The top `k` notes by BM25F among all notes holding any of `terms` (index
  * terms, distinct), exactly as if every such note were scored; more than `k`
- * when notes tie with the k-th.
+ * when notes tie with the k-th. `accept`, when given, limits the notes that
+ * may be returned (by ordinal: see MemoryIndex.keyOf); the statistics stay
+ * those of the whole corpus.
  *
- * Terms are ordered by their bound (what they can add to any note at most),
- * smallest first. The longest prefix whose bounds together cannot reach the
- * k-th score is "non-essential": a note holding only those terms cannot enter,
- * so candidates come only from the other terms' postings, walked together in
- * ordinal order; a candidate's non-essential terms are looked up (largest
- * bound first) only while it can still reach the k-th score. With `floor`,
- * only notes scoring at least that much are wanted: it prunes from the start.
- * With `candidateTerms`, candidates come only from those terms' postings (the
- * others are non-essential from the start): no longer exact, a note holding
- * none of them is never scored; with `maxCandidates`, the walk stops after
- * that many candidates (the similar-notes lookup, docs/design.md "Similar
- * notes").
+ * Each term has a bound, the most it adds to any note. Terms are taken largest
+ * bound first, each one's postings added to per-note accumulators in one tight
+ * pass over its compressed bytes, while the k-th best partial score seen (a
+ * lower bound of the final k-th score) is kept. Once the bounds of the terms
+ * left cannot lift a note never touched to that score, only the touched notes
+ * that still can (partial + bounds left) remain candidates, and the terms left
+ * are looked up for them alone, skipping whole blocks; candidates drop out as
+ * the bounds left shrink. The accumulators sum in bound order; the notes
+ * whose partial sum is within the slack of the k-th are scored again in query
+ * order (every scorer's float) and cut to the top k.
  */
-export function rankInMemory(
-  index: MemoryIndex,
-  terms: string[],
-  k: number,
-  floor = -Infinity,
-  candidateTerms?: ReadonlySet<string>,
-  maxCandidates = Infinity,
-): Ranked[] {
+export function rankInMemory(index: MemoryIndex, terms: string[], k: number, accept?: (ordinal: number) => boolean): Ranked[] {
   if (terms.length === 0 || k <= 0 || index.notes <= 0) return [];
   const averages = index.lengthSums.map((sum) => Math.max(sum / index.notes, 1e-9)) as Fields<number>;
   const lists: TermPostings[] = [];
@@ -64,122 +217,145 @@ export function rankInMemory(
   }
   const m = lists.length;
   if (m === 0) return [];
-  // Per term: the factor that makes its cached bounds valid now, and its bound (the most it adds to any note).
   const drifts = lists.map((postings) => index.bounds(postings, averages));
   const bounds = lists.map((postings, i) => weights[i] * saturate(postings.maxWeighted * drifts[i]));
-  const blockBound = (i: number, at: number) => weights[i] * saturate(lists[i].blockBound(at) * drifts[i]);
-  // Terms by bound, smallest first; prefix[j]: the bounds of order[0..j] summed.
-  const listTerms = candidateTerms ? terms.filter((term) => index.postings(term)) : [];
-  const forced = (i: number) => (candidateTerms && !candidateTerms.has(listTerms[i]) ? 0 : 1);
-  const order = lists.map((_, i) => i).sort((a, b) => forced(a) - forced(b) || bounds[a] - bounds[b] || a - b);
-  const prefix: number[] = [];
-  order.reduce((sum, i, j) => (prefix[j] = sum + bounds[i]), 0);
+  const order = lists.map((_, i) => i).sort((a, b) => bounds[b] - bounds[a] || a - b);
+  // left[j]: the bounds of the terms after order[j], summed (0 after the last).
+  const left = new Float64Array(m);
+  for (let j = m - 2; j >= 0; j--) left[j] = left[j + 1] + bounds[order[j + 1]];
 
-  const lengths = index.lengths;
-  const positions = new Array<number>(m).fill(0);
-  const shares = new Array<number>(m).fill(0);
-  const counts: Fields<number> = [0, 0, 0];
-  const { b, weights: fieldWeights } = BM25F;
-  // The body-only case (most postings) computed inline: the same operations as
-  // weightedFrequencyOf with zero title and tags counts, so the same float.
-  const bodyWeight = fieldWeights[2];
-  const bodyB = b[2];
-  const bodyAverage = averages[2];
-  const share = (i: number, at: number, ordinal: number) => {
-    const list = lists[i];
-    const o = 3 * ordinal;
-    const packed = list.counts[at];
-    if (packed > 0 && packed <= 0xffff) {
-      return weights[i] * saturate(0 + (bodyWeight * packed) / (1 - bodyB + (bodyB * lengths[o + 2]) / bodyAverage));
-    }
-    list.countsAt(at, counts);
-    return weights[i] * saturate(weightedFrequencyOf(counts[0], counts[1], counts[2], lengths[o], lengths[o + 1], lengths[o + 2], averages));
-  };
-
-  const top = new TopK(k);
-  // top.excludes(bound), with the k-th score kept in a local between offers.
-  let threshold = floor;
-  const excluded = (bound: number) => threshold >= bound * SLACK;
-  let firstEssential = candidateTerms ? order.filter((i) => forced(i) === 0).length : 0;
-  while (firstEssential < m && excluded(prefix[firstEssential])) firstEssential++;
-  // Block-max skipping: the k-th score and ordinal up to which the last check failed (not checked again until either moves).
-  let checkedAt = -Infinity;
-  let checkedUntil = -1;
-  while (firstEssential < m) {
-    let candidate = Infinity;
-    for (let j = firstEssential; j < m; j++) {
+  const { accumulators, touched, candidates: room } = index.scratch();
+  const best = new Best(k);
+  let threshold = -Infinity;
+  let count = 0;
+  try {
+    // Term at a time while a note not yet touched could still enter.
+    let j = 0;
+    for (;;) {
       const i = order[j];
+      best.reset();
       const list = lists[i];
-      if (positions[i] < list.size && list.ordinals[positions[i]] < candidate) candidate = list.ordinals[positions[i]];
-    }
-    if (candidate === Infinity) break;
-    if (threshold > -Infinity && (candidate > checkedUntil || threshold !== checkedAt)) {
-      // Every note up to `until` holds, of each essential term, at most a posting of its current
-      // block: when those blocks' bounds plus the non-essential terms' cannot reach the k-th
-      // score, no such note can enter, and every essential cursor moves past `until`.
-      let bound = firstEssential > 0 ? prefix[firstEssential - 1] : 0;
-      let until = Infinity;
-      for (let j = firstEssential; j < m; j++) {
-        const i = order[j];
-        const list = lists[i];
-        const at = positions[i];
-        if (at >= list.size) continue;
-        bound += blockBound(i, at);
-        const last = list.ordinals[Math.min(list.size, ((at >> BLOCK_SHIFT) + 1) << BLOCK_SHIFT) - 1];
-        if (last < until) until = last;
-      }
-      if (excluded(bound)) {
-        for (let j = firstEssential; j < m; j++) {
-          const i = order[j];
-          const list = lists[i];
-          positions[i] = seek(list.ordinals, list.size, positions[i], until + 1);
-        }
-        continue;
-      }
-      checkedAt = threshold;
-      checkedUntil = until;
-    }
-    let partial = 0;
-    for (let j = firstEssential; j < m; j++) {
-      const i = order[j];
-      const list = lists[i];
-      const at = positions[i];
-      if (at < list.size && list.ordinals[at] === candidate) {
-        positions[i] = at + 1;
-        shares[i] = share(i, at, candidate);
-        partial += shares[i];
+      if (j === 0) {
+        const blockMax = list.blockMax;
+        const blockBound = (block: number) => (blockMax && block < blockMax.length ? weights[i] * saturate(blockMax[block] * drifts[i]) : bounds[i]);
+        count = accumulateFirst(index, list, blockBound, left[0], weights[i], averages, accumulators, touched, best, accept);
       } else {
-        shares[i] = 0;
+        count = accumulate(index, list, 0, list.length, -1, weights[i], averages, accumulators, touched, count, best, accept, false);
       }
+      if (best.floor > threshold) threshold = best.floor;
+      if (j === m - 1 || threshold >= left[j] * SLACK) break;
+      j++;
     }
-    if (!index.isLive(candidate)) continue;
-    if (--maxCandidates < 0) break;
-    let reachable = true;
-    for (let j = firstEssential - 1; j >= 0; j--) {
+    // The touched notes that can still enter (j: the last term added whole), by ordinal;
+    // the others' accumulators are set to -Infinity (never added to again).
+    let candidates = canEnter(index, touched, count, accumulators, threshold, left[j], accept, room);
+    // The terms left, added for the candidates alone: looked up one by one
+    // (skipping whole blocks) when they are few beside the term's postings,
+    // else in one pass over the postings.
+    for (j++; j < m && candidates.length > 0; j++) {
       const i = order[j];
-      shares[i] = 0;
-      if (excluded(partial + prefix[j])) {
-        reachable = false;
-        break;
-      }
       const list = lists[i];
-      const at = seek(list.ordinals, list.size, positions[i], candidate);
-      positions[i] = at;
-      if (at < list.size && list.ordinals[at] === candidate) {
-        shares[i] = share(i, at, candidate);
-        partial += shares[i];
+      if (candidates.length * DENSE < list.size) {
+        const cursor = new PostingCursor(list);
+        const share = sharer(index, weights[i], averages, cursor);
+        for (let c = 0; c < candidates.length; c++) {
+          const ordinal = candidates[c];
+          if (cursor.seek(ordinal)) accumulators[ordinal] += share(ordinal);
+        }
+      } else {
+        accumulate(index, list, 0, list.length, -1, weights[i], averages, accumulators, touched, count, best, accept, true);
       }
+      best.reset();
+      for (let c = 0; c < candidates.length; c++) best.offer(accumulators[candidates[c]]);
+      if (best.floor > threshold) threshold = best.floor;
+      // Drop those the bounds left cannot lift to the k-th partial score.
+      const floor = left[j];
+      let kept = 0;
+      for (let c = 0; c < candidates.length; c++) {
+        const ordinal = candidates[c];
+        if (threshold < (accumulators[ordinal] + floor) * SLACK) candidates[kept++] = ordinal;
+        else accumulators[ordinal] = -Infinity;
+      }
+      candidates = candidates.subarray(0, kept);
     }
-    if (!reachable) continue;
-    // Summed in query-term order, as every other scorer sums (the same float for the same note).
-    let score = 0;
-    for (let i = 0; i < m; i++) score += shares[i];
-    if ((top.full && score < top.threshold) || score < floor) continue;
-    top.offer(index.keyOf(candidate), score);
-    if (top.full && Math.max(floor, top.threshold) !== threshold) {
-      threshold = Math.max(floor, top.threshold);
-      while (firstEssential < m && excluded(prefix[firstEssential])) firstEssential++;
-    }
+    return rescore(index, lists, weights, averages, candidates, accumulators, threshold, k);
+  } finally {
+    for (let t = 0; t < count; t++) accumulators[touched[t]] = 0;
   }
+}
+
+/**
+ * The live, accepted notes among the `count` touched that can still reach
+ * `threshold` with `left` more, in ascending ordinal order (sorted when few,
+ * else found by one scan over the accumulators); the others' accumulators
+ * become -Infinity.
+ */
+function canEnter(
+  index: MemoryIndex,
+  touched: Int32Array,
+  count: number,
+  accumulators: Float64Array,
+  threshold: number,
+  left: number,
+  accept: ((ordinal: number) => boolean) | undefined,
+  room: Int32Array,
+): Int32Array {
+  const live = index.liveFlags;
+  let kept = 0;
+  for (let t = 0; t < count; t++) {
+    const ordinal = touched[t];
+    if (threshold < (accumulators[ordinal] + left) * SLACK && live[ordinal] === 1 && (accept === undefined || accept(ordinal))) kept++;
+    else accumulators[ordinal] = -Infinity;
+  }
+  const pool = room.subarray(0, kept);
+  kept = 0;
+  if (pool.length * 16 < index.ordinals) {
+    for (let t = 0; t < count; t++) {
+      const ordinal = touched[t];
+      if (accumulators[ordinal] > 0) pool[kept++] = ordinal;
+    }
+    return pool.sort();
+  }
+  for (let ordinal = 0, end = index.ordinals; ordinal < end; ordinal++) if (accumulators[ordinal] > 0) pool[kept++] = ordinal;
+  return pool;
+}
+
+/** A term's share in the note at the cursor (its current posting). */
+function sharer(index: MemoryIndex, weight: number, averages: Fields<number>, cursor: PostingCursor): (ordinal: number) => number {
+  const lengths = index.lengths;
+  return (ordinal) => {
+    const o = 3 * ordinal;
+    return weight * saturate(weightedFrequencyOf(cursor.title, cursor.tags, cursor.body, lengths[o], lengths[o + 1], lengths[o + 2], averages));
+  };
+}
+
+/**
+ * The exact top k among `candidates` (ascending ordinals, complete
+ * accumulators): those whose sum is within the slack of the k-th are scored
+ * again with the shares summed in query-term order, as every scorer sums.
+ */
+function rescore(
+  index: MemoryIndex,
+  lists: TermPostings[],
+  weights: number[],
+  averages: Fields<number>,
+  candidates: Int32Array,
+  accumulators: Float64Array,
+  threshold: number,
+  k: number,
+): Ranked[] {
+  const best = new Best(k);
+  for (let c = 0; c < candidates.length; c++) best.offer(accumulators[candidates[c]]);
+  const cut = Math.max(best.floor, threshold) / (SLACK * SLACK);
+  const finalists: number[] = [];
+  for (let c = 0; c < candidates.length; c++) if (accumulators[candidates[c]] >= cut) finalists.push(candidates[c]);
+  const scores = new Float64Array(finalists.length);
+  for (let i = 0; i < lists.length; i++) {
+    const cursor = new PostingCursor(lists[i]);
+    const share = sharer(index, weights[i], averages, cursor);
+    for (let f = 0; f < finalists.length; f++) if (cursor.seek(finalists[f])) scores[f] += share(finalists[f]);
+  }
+  const top = new TopK(k);
+  for (let f = 0; f < finalists.length; f++) top.offer(index.keyOf(finalists[f]), scores[f]);
   return top.items;
 }

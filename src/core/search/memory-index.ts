@@ -1,6 +1,8 @@
 // In-memory postings of the search index, engine-neutral (docs/design.md,
-// "Search"): for each index term, the notes holding it in insertion order with
-// the term's count in each field, plus each note's field lengths and the
+// "Search"; the layout: docs/search-index.md, "In-memory postings"): for each
+// index term, the notes holding it in insertion order with the term's count in
+// each field, compressed (ordinal gaps and counts as variable-length bytes, a
+// skip entry every BLOCK postings), plus each note's field lengths and the
 // corpus sums. Built from the stored term vectors (vector.ts) and kept level
 // with the database by the engine (which feeds it every add and remove in
 // commit order); ranked by maxscore.ts. One instance per store: nothing here
@@ -10,121 +12,263 @@ import { weightedFrequencyOf } from "./ranking.ts";
 import { forEachTerm, readLengths } from "./vector.ts";
 
 /**
- * A posting's counts packed in one int32: body in bits 0-15, tags in 16-23,
- * title in 24-30 (never negative); ESCAPE when one does not fit, the exact
- * counts then in the list's overflow map.
- */
-const ESCAPE = -1;
-const TITLE_MAX = 127;
-const TAGS_MAX = 255;
-const BODY_MAX = 0xffff;
-
-/**
  * A cached largest weighted frequency stays a bound while the field averages
  * grow by at most this factor (it is multiplied by the growth); past it, the
  * largest is computed again over the postings.
  */
 const BOUND_DRIFT = 1.05;
 
-/** Postings per block: each block of a longer list keeps its largest weighted frequency (block-max bounds). */
-export const BLOCK_SHIFT = 6;
+/** Postings per block: each complete block has a skip entry (its last ordinal, where the next block starts). */
+export const BLOCK_SHIFT = 7;
 const BLOCK = 1 << BLOCK_SHIFT;
 
-/** Bytes per posting: ordinal (4), packed counts (4), a share of its block's bound. */
-export const POSTING_BYTES = 8 + 8 / BLOCK;
 /**
- * What a term costs besides its postings (map entry and key, object, two
- * typed arrays), and a note (key, lengths, live flag, key map entry): measured
- * in Bun (docs/reliability.md), rounded up.
+ * What a posting takes, for sizing an index before building it (see
+ * MemoryIndex.estimateBytes): the measured average of the bench corpora
+ * (docs/search-index.md), rounded up.
  */
-export const TERM_BYTES = 400;
+export const POSTING_BYTES = 2.5;
+/**
+ * What a term costs besides its postings (map entry and key, object, typed
+ * arrays), and a note (key, lengths, live flag, key map entry, ranking
+ * scratch): measured in Bun (docs/search-index.md), rounded up.
+ */
+export const TERM_BYTES = 240;
 const NOTE_BYTES = 100;
+const NOTE_ARRAYS_BYTES = 8 + 12 + 1 + 8 + 4 + 4;
 
-/** The notes holding one term, by ordinal (ascending: ordinals are handed out in commit order). */
+/**
+ * The notes holding one term, by ordinal (ascending: ordinals are handed out
+ * in commit order). Each posting is written as
+ *   varint(gap · 4 + c)                      c < 3: the term is in the body only, c + 1 times
+ *   varint(gap · 4 + 3) varint(body · 2 + f) [varint(title) varint(tags) when f = 1]
+ * where gap is the ordinal minus the previous posting's (the first: ordinal + 1).
+ */
 export class TermPostings {
-  ordinals: Int32Array;
-  /** Each posting's counts (see ESCAPE). */
-  counts: Int32Array;
+  data: Uint8Array;
+  /** Bytes of `data` in use. */
+  length = 0;
+  /** Postings written (live or not). */
   size = 0;
   /** Live notes holding the term (postings of removed notes stay until the next compaction). */
   notes = 0;
-  /** Exact counts of postings whose counts do not fit the arrays, by ordinal. */
-  overflow: Map<number, Fields<number>> | null = null;
+  /** The last posting's ordinal. */
+  last = -1;
+  /** Per complete block: its last ordinal and the byte where the next block starts. */
+  skips: Int32Array | null = null;
   /** The largest weighted frequency among the postings under `boundAverages` (a bound: removed notes may have held it). */
   maxWeighted = 0;
-  /** The same per block of BLOCK postings; null while the list fits one block (maxWeighted is its bound). */
-  blockMax: Float64Array | null = null;
-  /** The field averages the bounds were computed under; null: not computed yet. */
+  /** The field averages the bound was computed under; null: not computed yet. */
   boundAverages: Fields<number> | null = null;
+  /** The same bound per block of BLOCK postings (rounded up to a float32), under `boundAverages`; null until computed. */
+  blockMax: Float32Array | null = null;
 
-  constructor(capacity: number) {
-    this.ordinals = new Int32Array(capacity);
-    this.counts = new Int32Array(capacity);
-    if (capacity > BLOCK) this.blockMax = new Float64Array(Math.ceil(capacity / BLOCK));
-  }
-
-  get capacity(): number {
-    return this.ordinals.length;
-  }
-
-  /** Grows the arrays to hold at least `capacity` postings; returns the bytes added. */
-  reserve(capacity: number): number {
-    if (capacity <= this.capacity) return 0;
-    const added = capacity - this.capacity;
-    const ordinals = new Int32Array(capacity);
-    ordinals.set(this.ordinals.subarray(0, this.size));
-    const counts = new Int32Array(capacity);
-    counts.set(this.counts.subarray(0, this.size));
-    this.ordinals = ordinals;
-    this.counts = counts;
-    if (capacity > BLOCK) {
-      const blockMax = new Float64Array(Math.ceil(capacity / BLOCK));
-      if (this.blockMax) blockMax.set(this.blockMax);
-      else if (this.size > 0) blockMax[0] = this.maxWeighted;
-      this.blockMax = blockMax;
-    }
-    return added * POSTING_BYTES;
-  }
-
-  /** Raises the bounds (computed under `boundAverages`) for posting `at`'s weighted frequency. */
-  raiseBound(at: number, weighted: number): void {
+  /** Raises the bounds for the last posting's weighted frequency (under `boundAverages`). */
+  raiseBound(weighted: number): void {
     if (weighted > this.maxWeighted) this.maxWeighted = weighted;
-    if (this.blockMax) {
-      const block = at >> BLOCK_SHIFT;
-      if (weighted > this.blockMax[block]) this.blockMax[block] = weighted;
+    const block = (this.size - 1) >> BLOCK_SHIFT;
+    if (!this.blockMax || block >= this.blockMax.length) {
+      const grown = new Float32Array(Math.max(4, 2 * (block + 1)));
+      if (this.blockMax) grown.set(this.blockMax);
+      this.blockMax = grown;
     }
+    const bound = roundUp(weighted);
+    if (bound > this.blockMax[block]) this.blockMax[block] = bound;
   }
 
-  /** The bound of the block holding posting `at` (under `boundAverages`). */
-  blockBound(at: number): number {
-    return this.blockMax ? this.blockMax[at >> BLOCK_SHIFT] : this.maxWeighted;
+  constructor(capacityBytes: number) {
+    this.data = new Uint8Array(capacityBytes);
   }
 
-  push(ordinal: number, title: number, tags: number, body: number): void {
-    const at = this.size++;
-    this.ordinals[at] = ordinal;
-    if (title <= TITLE_MAX && tags <= TAGS_MAX && body <= BODY_MAX) {
-      this.counts[at] = (title << 24) | (tags << 16) | body;
+  /** Makes room for `more` bytes; returns the bytes added. */
+  private room(more: number): number {
+    const needed = this.length + more;
+    if (needed <= this.data.length) return 0;
+    const before = this.data.length;
+    const grown = new Uint8Array(Math.max(needed, Math.ceil(before * 1.5), 8));
+    grown.set(this.data.subarray(0, this.length));
+    this.data = grown;
+    return grown.length - before;
+  }
+
+  private varint(value: number): void {
+    let v = value;
+    const data = this.data;
+    while (v >= 128) {
+      data[this.length++] = (v & 127) | 128;
+      v >>>= 7;
+    }
+    data[this.length++] = v;
+  }
+
+  /** Appends a posting (`ordinal` above every one held); returns the bytes the arrays grew by. */
+  push(ordinal: number, title: number, tags: number, body: number): number {
+    let grown = this.room(20);
+    const gap = ordinal - this.last;
+    if (title === 0 && tags === 0 && body >= 1 && body <= 3) {
+      this.varint(gap * 4 + body - 1);
     } else {
-      this.counts[at] = ESCAPE;
-      (this.overflow ??= new Map()).set(ordinal, [title, tags, body]);
+      this.varint(gap * 4 + 3);
+      const more = title > 0 || tags > 0;
+      this.varint(body * 2 + (more ? 1 : 0));
+      if (more) {
+        this.varint(title);
+        this.varint(tags);
+      }
     }
+    this.last = ordinal;
+    this.size++;
+    if ((this.size & (BLOCK - 1)) === 0) {
+      const block = (this.size >> BLOCK_SHIFT) - 1;
+      if (!this.skips || this.skips.length < 2 * block + 2) {
+        const skips = new Int32Array(Math.max(8, 2 * (block + 1) * 2));
+        if (this.skips) skips.set(this.skips);
+        grown += (skips.length - (this.skips?.length ?? 0)) * 4;
+        this.skips = skips;
+      }
+      this.skips[2 * block] = ordinal;
+      this.skips[2 * block + 1] = this.length;
+    }
+    return grown;
   }
 
-  /** The counts (title, tags, body) of posting `at`, written into `out`. */
-  countsAt(at: number, out: Fields<number>): Fields<number> {
-    const packed = this.counts[at];
-    if (packed === ESCAPE) {
-      const exact = this.overflow!.get(this.ordinals[at])!;
-      out[0] = exact[0];
-      out[1] = exact[1];
-      out[2] = exact[2];
-    } else {
-      out[0] = packed >>> 24;
-      out[1] = (packed >>> 16) & 0xff;
-      out[2] = packed & 0xffff;
+  /** Bytes held by the arrays. */
+  get bytes(): number {
+    return this.data.length + (this.skips ? this.skips.length * 4 : 0);
+  }
+
+  /** Shrinks the arrays to what they hold; returns the bytes freed. */
+  trim(): number {
+    const before = this.bytes;
+    if (this.data.length > this.length) this.data = this.data.slice(0, this.length);
+    const blocks = this.size >> BLOCK_SHIFT;
+    if (this.skips && this.skips.length > 2 * blocks) this.skips = this.skips.slice(0, 2 * blocks);
+    return before - this.bytes;
+  }
+
+  /** Calls `each` with every posting in order: ordinal and counts (title, tags, body). */
+  forEach(each: (ordinal: number, title: number, tags: number, body: number) => void): void {
+    const cursor = new PostingCursor(this);
+    while (cursor.next()) each(cursor.ordinal, cursor.title, cursor.tags, cursor.body);
+  }
+}
+
+/** A float32 at least `value` (a bound stays a bound once stored). */
+function roundUp(value: number): number {
+  const stored = Math.fround(value);
+  return stored >= value ? stored : Math.fround(value * (1 + 1e-6));
+}
+
+/**
+ * Reads one term's postings in order: next() decodes the following posting,
+ * seek() moves to the first posting at or past an ordinal, skipping whole
+ * blocks by their skip entries.
+ */
+export class PostingCursor {
+  /** The current posting's ordinal (-1 before the first, Infinity past the last) and counts. */
+  ordinal = -1;
+  title = 0;
+  tags = 0;
+  body = 0;
+  private at = 0;
+  /** The block holding the current posting. */
+  private block = 0;
+  private read = 0;
+
+  constructor(private readonly list: TermPostings) {}
+
+  next(): boolean {
+    const list = this.list;
+    if (this.at >= list.length) {
+      this.ordinal = Infinity;
+      return false;
     }
-    return out;
+    const data = list.data;
+    let at = this.at;
+    let v = data[at++];
+    if (v >= 128) {
+      v &= 127;
+      let shift = 7;
+      let byte: number;
+      do {
+        byte = data[at++];
+        v |= (byte & 127) << shift;
+        shift += 7;
+      } while (byte >= 128);
+    }
+    this.ordinal += v >>> 2;
+    const code = v & 3;
+    if (code !== 3) {
+      this.body = code + 1;
+      this.title = 0;
+      this.tags = 0;
+    } else {
+      let w = data[at++];
+      if (w >= 128) {
+        w &= 127;
+        let shift = 7;
+        let byte: number;
+        do {
+          byte = data[at++];
+          w |= (byte & 127) << shift;
+          shift += 7;
+        } while (byte >= 128);
+      }
+      this.body = w >>> 1;
+      if (w & 1) {
+        let t = data[at++];
+        if (t >= 128) {
+          t &= 127;
+          let shift = 7;
+          let byte: number;
+          do {
+            byte = data[at++];
+            t |= (byte & 127) << shift;
+            shift += 7;
+          } while (byte >= 128);
+        }
+        let g = data[at++];
+        if (g >= 128) {
+          g &= 127;
+          let shift = 7;
+          let byte: number;
+          do {
+            byte = data[at++];
+            g |= (byte & 127) << shift;
+            shift += 7;
+          } while (byte >= 128);
+        }
+        this.title = t;
+        this.tags = g;
+      } else {
+        this.title = 0;
+        this.tags = 0;
+      }
+    }
+    this.at = at;
+    this.read++;
+    if ((this.read & (BLOCK - 1)) === 0) this.block++;
+    return true;
+  }
+
+  /** Moves to the first posting whose ordinal is at least `target`; true when it is `target` itself. */
+  seek(target: number): boolean {
+    if (this.ordinal >= target) return this.ordinal === target;
+    const list = this.list;
+    const skips = list.skips;
+    if (skips) {
+      const blocks = list.size >> BLOCK_SHIFT;
+      let block = this.block;
+      while (block < blocks && skips[2 * block] < target) block++;
+      if (block > this.block) {
+        this.block = block;
+        this.ordinal = skips[2 * block - 2];
+        this.at = skips[2 * block - 1];
+        this.read = block << BLOCK_SHIFT;
+      }
+    }
+    while (this.next()) if (this.ordinal >= target) return this.ordinal === target;
+    return false;
   }
 }
 
@@ -139,6 +283,10 @@ export class MemoryIndex {
   private nextOrdinal = 0;
   private removed = 0;
   private postingBytes = 0;
+  /** Ranking's per-note scratch (see maxscore.ts): partial scores, all zero between queries, and the notes touched. */
+  private accumulators = new Float64Array(0);
+  private touchedList = new Int32Array(0);
+  private candidateList = new Int32Array(0);
   /** Live notes. */
   notes = 0;
   /** Terms in each field, summed over live notes. */
@@ -146,14 +294,20 @@ export class MemoryIndex {
 
   /** What an index of this size holds, roughly (see `bytes`): to decide before building it. */
   static estimateBytes(postings: number, terms: number, notes: number): number {
-    return postings * POSTING_BYTES + terms * TERM_BYTES + notes * (8 + 12 + 1 + NOTE_BYTES);
+    return postings * POSTING_BYTES + terms * TERM_BYTES + notes * (NOTE_ARRAYS_BYTES + NOTE_BYTES);
   }
 
-  /** Sizes a term's postings for `count` notes ahead of a bulk load (no regrowth on the way). */
+  /** Sizes a term's postings for `count` notes ahead of a bulk load (each posting takes a byte at least). */
   reserve(term: string, count: number): void {
-    let postings = this.terms.get(term);
-    if (!postings) this.terms.set(term, (postings = new TermPostings(0)));
-    this.postingBytes += postings.reserve(count);
+    if (this.terms.has(term)) return;
+    const postings = new TermPostings(count + 4);
+    this.terms.set(term, postings);
+    this.postingBytes += postings.bytes;
+  }
+
+  /** Shrinks every term's arrays to what they hold (after a bulk load). */
+  trim(): void {
+    for (const postings of this.terms.values()) this.postingBytes -= postings.trim();
   }
 
   has(key: number): boolean {
@@ -170,13 +324,13 @@ export class MemoryIndex {
     this.notes++;
     forEachTerm(vector, (term, title, tags, body) => {
       let postings = this.terms.get(term);
-      if (!postings) this.terms.set(term, (postings = new TermPostings(0)));
-      if (postings.size === postings.capacity) this.postingBytes += postings.reserve(Math.max(4, Math.ceil(postings.capacity * 1.5)));
-      postings.push(ordinal, title, tags, body);
-      postings.notes++;
-      if (postings.boundAverages) {
-        postings.raiseBound(postings.size - 1, weightedFrequencyOf(title, tags, body, lengths[0], lengths[1], lengths[2], postings.boundAverages));
+      if (!postings) {
+        this.terms.set(term, (postings = new TermPostings(8)));
+        this.postingBytes += postings.bytes;
       }
+      this.postingBytes += postings.push(ordinal, title, tags, body);
+      postings.notes++;
+      if (postings.boundAverages) postings.raiseBound(weightedFrequencyOf(title, tags, body, lengths[0], lengths[1], lengths[2], postings.boundAverages));
     });
     return true;
   }
@@ -219,23 +373,48 @@ export class MemoryIndex {
     return this.live[ordinal] === 1;
   }
 
+  /** Per ordinal: 1 while the note is live. */
+  get liveFlags(): Uint8Array {
+    return this.live;
+  }
+
   /** Field lengths of every ordinal, three per ordinal (title, tags, body). */
   get lengths(): Uint32Array {
     return this.fieldLengths;
   }
 
-  /** Approximate heap bytes held (postings arrays, per-term and per-note overheads). */
+  /** Distinct terms held. */
+  get termCount(): number {
+    return this.terms.size;
+  }
+
+  /** Ordinals handed out so far (live or not). */
+  get ordinals(): number {
+    return this.nextOrdinal;
+  }
+
+  /** Ranking's scratch: one accumulator per ordinal (all zero between queries) and room to list the notes touched and the candidates. */
+  scratch(): { accumulators: Float64Array; touched: Int32Array; candidates: Int32Array } {
+    if (this.accumulators.length < this.nextOrdinal) {
+      this.accumulators = new Float64Array(this.keys.length);
+      this.touchedList = new Int32Array(this.keys.length);
+      this.candidateList = new Int32Array(this.keys.length);
+    }
+    return { accumulators: this.accumulators, touched: this.touchedList, candidates: this.candidateList };
+  }
+
+  /** Approximate heap bytes held (postings arrays, per-term and per-note overheads, ranking scratch). */
   get bytes(): number {
-    return this.postingBytes + this.terms.size * TERM_BYTES + this.keys.length * (8 + 12 + 1) + this.ordinalOfKey.size * NOTE_BYTES;
+    return this.postingBytes + this.terms.size * TERM_BYTES + this.keys.length * NOTE_ARRAYS_BYTES + this.ordinalOfKey.size * NOTE_BYTES;
   }
 
   /**
-   * Makes the term's bounds (`maxWeighted`, `blockMax`: the largest weighted
-   * frequency of its notes, overall and per block) valid under these
-   * averages once multiplied by the factor returned. They are kept with the
-   * averages they were computed under; the factor is how much any field
-   * average has grown since (a field's normalised frequency grows at most in
-   * proportion to its average); past BOUND_DRIFT they are computed again.
+   * Makes the term's bound (`maxWeighted`: the largest weighted frequency of
+   * its notes) valid under these averages once multiplied by the factor
+   * returned. It is kept with the averages it was computed under; the factor
+   * is how much any field average has grown since (a field's normalised
+   * frequency grows at most in proportion to its average); past BOUND_DRIFT it
+   * is computed again.
    */
   bounds(postings: TermPostings, averages: Fields<number>): number {
     const cachedUnder = postings.boundAverages;
@@ -244,18 +423,22 @@ export class MemoryIndex {
       for (let f = 0; f < 3; f++) drift = Math.max(drift, averages[f] / cachedUnder[f]);
       if (drift <= BOUND_DRIFT) return drift;
     }
-    const counts: Fields<number> = [0, 0, 0];
     const lengths = this.fieldLengths;
+    const live = this.live;
     postings.maxWeighted = 0;
-    postings.blockMax?.fill(0);
+    postings.blockMax = new Float32Array(Math.ceil(postings.size / BLOCK));
     postings.boundAverages = [averages[0], averages[1], averages[2]];
-    for (let at = 0; at < postings.size; at++) {
-      const ordinal = postings.ordinals[at];
-      if (this.live[ordinal] === 0) continue;
-      postings.countsAt(at, counts);
+    const blockMax = postings.blockMax;
+    let at = 0;
+    postings.forEach((ordinal, title, tags, body) => {
+      const block = at++ >> BLOCK_SHIFT;
+      if (live[ordinal] === 0) return;
       const o = 3 * ordinal;
-      postings.raiseBound(at, weightedFrequencyOf(counts[0], counts[1], counts[2], lengths[o], lengths[o + 1], lengths[o + 2], averages));
-    }
+      const weighted = weightedFrequencyOf(title, tags, body, lengths[o], lengths[o + 1], lengths[o + 2], averages);
+      if (weighted > postings.maxWeighted) postings.maxWeighted = weighted;
+      const bound = roundUp(weighted);
+      if (bound > blockMax[block]) blockMax[block] = bound;
+    });
     return 1;
   }
 
@@ -302,18 +485,16 @@ export class MemoryIndex {
         this.terms.delete(term);
         continue;
       }
-      const fresh = new TermPostings(postings.notes);
-      const counts: Fields<number> = [0, 0, 0];
-      for (let at = 0; at < postings.size; at++) {
-        const ordinal = renumbered[postings.ordinals[at]];
-        if (ordinal < 0) continue;
-        postings.countsAt(at, counts);
-        fresh.push(ordinal, counts[0], counts[1], counts[2]);
-      }
+      const fresh = new TermPostings(postings.length);
+      postings.forEach((old, title, tags, body) => {
+        const ordinal = renumbered[old];
+        if (ordinal >= 0) fresh.push(ordinal, title, tags, body);
+      });
       fresh.notes = postings.notes;
-      // Bounds are computed again on the next query that needs them (blocks moved).
+      fresh.trim();
+      // The bound is computed again on the next query that needs it.
       this.terms.set(term, fresh);
-      this.postingBytes += fresh.capacity * POSTING_BYTES;
+      this.postingBytes += fresh.bytes;
     }
   }
 }

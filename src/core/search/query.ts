@@ -1,6 +1,7 @@
 // From a user's query to ranked notes, engine-neutral: the words searched for,
 // typo correction, then exact BM25F top-k (ranking.ts). An engine supplies a
 // SearchSource; nothing here knows SQL or FTS5 syntax.
+import { LIMITS, TAG_PATTERN } from "../limits.ts";
 import { analyze } from "./analyzer.ts";
 import { rankTopK, type Ranked, type TermSource } from "./ranking.ts";
 import { bestCorrection, correctable, correctionRanges } from "./typos.ts";
@@ -40,19 +41,40 @@ export const STOPWORDS = new Set(
 export interface SearchRequest {
   /** Lower-case words of letters, digits and marks only (never search syntax), at most MAX_QUERY_WORDS. */
   words: string[];
+  /** Tags every result must carry (the query's `tag:NAME` words), distinct, lower-case. */
+  tags: string[];
   limit: number;
 }
 
-/** The words searched for: every distinct word, function words dropped first past MAX_QUERY_WORDS. */
+// A tag word: `tag:` (any case) and a valid tag (any case), alone between spaces.
+const TAG_WORD = /^tag:(.+)$/i;
+
+/**
+ * The query split into its tag words (`tag:NAME` where NAME is a valid tag,
+ * lower-cased) and the rest of its text; any other use of `:` stays text.
+ */
+export function tagWords(query: string): { tags: string[]; text: string } {
+  const tags = new Set<string>();
+  const rest: string[] = [];
+  for (const token of query.split(/\s+/u)) {
+    const name = TAG_WORD.exec(token)?.[1].toLowerCase();
+    if (name !== undefined && [...name].length <= LIMITS.tagMax && TAG_PATTERN.test(name)) tags.add(name);
+    else rest.push(token);
+  }
+  return { tags: [...tags], text: rest.join(" ") };
+}
+
+/** The words searched for: every distinct word, function words dropped first past MAX_QUERY_WORDS; and the tag words. */
 export function searchRequest(query: string, limit: number): SearchRequest {
-  const all = queryWords(query, Infinity);
+  const { tags, text } = tagWords(query);
+  const all = queryWords(text, Infinity);
   let words = all;
   if (all.length > MAX_QUERY_WORDS) {
     const content = all.filter((word) => !STOPWORDS.has(word));
     const keep = new Set(content.length >= MAX_QUERY_WORDS ? content.slice(0, MAX_QUERY_WORDS) : [...content, ...all.filter((w) => STOPWORDS.has(w)).slice(0, MAX_QUERY_WORDS - content.length)]);
     words = all.filter((word) => keep.has(word));
   }
-  return { words, limit };
+  return { words, tags, limit };
 }
 
 export interface SearchSource extends TermSource {

@@ -238,8 +238,11 @@ interface Slice {
  * k-th score (all of its notes when s alone could), and once the untaken
  * bounds of all terms together cannot reach the k-th score, no unscored note
  * can enter and the search stops.
+ *
+ * With `accept`, notes it refuses are never scored (tag words): the k-th
+ * score is that of accepted notes, so every bound still holds.
  */
-export async function rankTopK(source: TermSource, terms: string[], k: number): Promise<Ranked[]> {
+export async function rankTopK(source: TermSource, terms: string[], k: number, accept?: (key: number) => boolean): Promise<Ranked[]> {
   if (terms.length === 0 || k <= 0) return [];
   const [corpus, perTier] = await Promise.all([source.corpus(), source.tierCounts(terms)]);
   if (corpus.notes <= 0) return [];
@@ -280,9 +283,10 @@ export async function rankTopK(source: TermSource, terms: string[], k: number): 
   const top = new TopK(k);
   const seen = new Set<number>();
   const score = async (keys: number[], bounds: number[]) => {
-    const fresh = keys.filter((key) => !seen.has(key));
-    if (fresh.length === 0) return;
+    let fresh = keys.filter((key) => !seen.has(key));
     for (const key of fresh) seen.add(key);
+    if (accept !== undefined) fresh = fresh.filter(accept);
+    if (fresh.length === 0) return;
     const order = query.map((_, i) => i).filter((i) => bounds[i] > 0).sort((a, b) => bounds[b] - bounds[a]);
     for (const { key, vector } of await source.vectors(fresh)) {
       const value = top.full ? scoreOrSkip(vector, query, bounds, order, averages, top.threshold) : scoreVector(vector, query, averages);

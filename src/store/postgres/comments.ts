@@ -1,7 +1,8 @@
 // Comments on PostgreSQL: the newest N of a note with its true count (one
 // snapshot), and adding one (the count moves under the note's row lock).
 import { desc, eq, sql } from "drizzle-orm";
-import type { CommentRecord } from "../types.ts";
+import type { CommentRecord, IdempotencyCompletion } from "../types.ts";
+import { answered } from "./idempotency.ts";
 import type { Db } from "./connection.ts";
 import { comments, posts } from "./schema.ts";
 
@@ -26,7 +27,11 @@ export class PostgresComments {
     );
   }
 
-  async add(noteId: string, comment: { contributorNo: number; body: string; createdAt: number }) {
+  async add(
+    noteId: string,
+    comment: { contributorNo: number; body: string; createdAt: number },
+    completion?: IdempotencyCompletion<{ comment: CommentRecord; commentCount: number } | null>,
+  ) {
     return this.db.transaction(async (tx) => {
       // The count goes up under the note's row lock: exact under concurrent comments.
       const [note] = await tx
@@ -34,9 +39,9 @@ export class PostgresComments {
         .set({ commentCount: sql`${posts.commentCount} + 1` })
         .where(eq(posts.id, noteId))
         .returning({ pk: posts.pk, commentCount: posts.commentCount });
-      if (!note) return null;
+      if (!note) return answered(tx, completion, null);
       await tx.insert(comments).values({ postPk: note.pk, ...comment });
-      return { comment, commentCount: note.commentCount };
+      return answered(tx, completion, { comment, commentCount: note.commentCount });
     });
   }
 }

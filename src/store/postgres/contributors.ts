@@ -3,7 +3,7 @@
 // remembered, so a revoke holds at every replica on the next request),
 // activation, the /v1/me summary and the admin listing.
 import type { SQL as BunSQL } from "bun";
-import { count, desc, eq, sql } from "drizzle-orm";
+import { and, count, desc, eq, sql } from "drizzle-orm";
 import type { ContributorListing, KeyCandidate, MailKind } from "../types.ts";
 import type { Db } from "./connection.ts";
 import { contributors, decodeText, emailOutbox, encodeText, posts } from "./schema.ts";
@@ -56,6 +56,16 @@ export class PostgresContributors {
       .where(eq(contributors.contributorNo, contributorNo))
       .returning({ contributorNo: contributors.contributorNo });
     return updated.length > 0;
+  }
+
+  /** A new key for an active contributor: keys are read on every request, so the old one is refused everywhere at once. */
+  async replaceKey(contributorNo: number, keyPrefix: string, keyDigest: Uint8Array): Promise<boolean> {
+    const updated = await this.db
+      .update(contributors)
+      .set({ keyPrefix, keyDigest: Buffer.from(keyDigest) })
+      .where(and(eq(contributors.contributorNo, contributorNo), eq(contributors.active, true)))
+      .returning({ contributorNo: contributors.contributorNo });
+    return updated.length === 1;
   }
 
   async summary(contributorNo: number, recentLimit: number) {

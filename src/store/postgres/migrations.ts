@@ -4,10 +4,14 @@
 // replicas that start together migrate once.
 import journal from "../../../drizzle/postgres/meta/_journal.json";
 import init from "../../../drizzle/postgres/0000_init.sql" with { type: "text" };
+import agents from "../../../drizzle/postgres/0001_agents.sql" with { type: "text" };
+import supersedeTags from "../../../drizzle/postgres/0002_supersede_tags.sql" with { type: "text" };
 import { embeddedMigrations } from "../embedded-migrations.ts";
 
 const files: Record<string, string> = {
   "0000_init": init,
+  "0001_agents": agents,
+  "0002_supersede_tags": supersedeTags,
 };
 
 export const embeddedTags = Object.keys(files);

@@ -13,6 +13,7 @@ import {
   primaryKey,
   smallint,
   text,
+  uniqueIndex,
 } from "drizzle-orm/pg-core";
 
 const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({ dataType: () => "bytea" });
@@ -63,8 +64,34 @@ export const posts = pgTable(
     score: integer("score").notNull().default(0),
     commentCount: integer("comment_count").notNull().default(0),
     createdAt: millis("created_at").notNull(),
+    /** The id of the author's older note this one replaces (docs/design.md, "Superseding"). */
+    supersedes: text("supersedes"),
+    /** The id of the newer note that replaced this one; such a note is kept out of the search index. */
+    supersededBy: text("superseded_by"),
   },
-  (table) => [index("posts_contributor_pk").on(table.contributorNo, table.pk)],
+  (table) => [
+    index("posts_contributor_pk").on(table.contributorNo, table.pk),
+    // A note is superseded by one note at most: two racing supersedes cannot both commit.
+    uniqueIndex("posts_supersedes_unique").on(table.supersedes),
+  ],
+);
+
+/** The tags of every searchable (not superseded) note, with its net score and time: as on SQLite (see there). */
+export const noteTags = pgTable(
+  "note_tags",
+  {
+    tag: text("tag").notNull(),
+    postPk: bigint("post_pk", { mode: "number" })
+      .notNull()
+      .references(() => posts.pk, { onDelete: "cascade" }),
+    score: integer("score").notNull(),
+    createdAt: millis("created_at").notNull(),
+  },
+  (table) => [
+    primaryKey({ columns: [table.tag, table.postPk] }),
+    index("note_tags_order").on(table.tag, table.score, table.createdAt, table.postPk),
+    index("note_tags_post").on(table.postPk),
+  ],
 );
 
 // Search (src/store/postgres/search.ts): the same index the SQLite engine keeps
@@ -184,5 +211,31 @@ export const emailOutbox = pgTable(
   (table) => [
     index("email_outbox_pending").on(table.nextAttemptAt).where(sql`sent_at IS NULL AND gave_up_at IS NULL`),
     index("email_outbox_contributor").on(table.contributorNo),
+  ],
+);
+
+/** Idempotency keys: as on SQLite (see there). */
+export const idempotencyKeys = pgTable(
+  "idempotency_keys",
+  {
+    contributorNo: integer("contributor_no")
+      .notNull()
+      .references(() => contributors.contributorNo),
+    key: text("key").notNull(),
+    fingerprint: text("fingerprint").notNull(),
+    token: text("token").notNull(),
+    status: integer("status"),
+    // JSON text as sent (JSON escapes NUL, so plain text holds it).
+    response: text("response"),
+    noteId: text("note_id"),
+    createdAt: millis("created_at").notNull(),
+    expiresAt: millis("expires_at").notNull(),
+    leasedUntil: millis("leased_until").notNull(),
+  },
+  (table) => [
+    primaryKey({ columns: [table.contributorNo, table.key] }),
+    index("idempotency_keys_note").on(table.noteId),
+    index("idempotency_keys_expiry").on(table.expiresAt),
+    index("idempotency_keys_contributor_created").on(table.contributorNo, table.createdAt),
   ],
 );

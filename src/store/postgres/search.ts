@@ -14,8 +14,10 @@
 import { sql, type SQL } from "drizzle-orm";
 import { termVector } from "../../core/search/analyzer.ts";
 import { resultOrder, searchNotes, type SearchRequest, type SearchSource } from "../../core/search/query.ts";
-import { ownScore, rankSimilar, type SimilarQuery } from "../../core/search/own-score.ts";
-import { TIERS, tierOf, type CorpusStats, type TermAt } from "../../core/search/ranking.ts";
+import { rankSimilar, type SimilarQuery } from "../../core/search/own-score.ts";
+import { rankTopK, TIERS, tierOf, type CorpusStats, type TermAt } from "../../core/search/ranking.ts";
+import { rankTagged } from "../../core/search/tagged.ts";
+import { bestTagged, taggedNotes } from "./note-tags.ts";
 import { encodeVector, readLengths } from "../../core/search/vector.ts";
 
 /** Rows of search_totals: a write adds to the row of its note's pk % TOTALS_SHARDS. */
@@ -154,22 +156,37 @@ export class PostgresSearchSource implements SearchSource {
     request: SearchRequest,
     rowsOf: (pks: number[]) => Promise<T[]>,
   ): Promise<T[]> {
-    const ranked = await searchNotes(this, request);
+    if (request.tags.length > 0 && request.words.length === 0) {
+      // Tag words only: the best-scored notes carrying every tag (net score, then newest).
+      const pks = await bestTagged(this.execute, request.tags, request.limit);
+      const rows = new Map((pks.length > 0 ? await rowsOf(pks) : []).map((row) => [Number(row.pk), row]));
+      return pks.flatMap((pk) => rows.get(pk) ?? []);
+    }
+    const ranked =
+      request.tags.length > 0
+        ? await rankTagged(
+            { terms: this, vectors: this, rankFiltered: (terms, k, accept) => rankTopK(this, terms, k, accept), directCost: 1 },
+            request.words,
+            await taggedNotes(this.execute, request.tags),
+            request.limit,
+          )
+        : await searchNotes(this, request);
     if (ranked.length === 0) return [];
     return resultOrder(ranked, await rowsOf(ranked.map((r) => r.key)), request.limit);
   }
 
-  /** The similar-notes lookup (SqliteSearch.similar says what it answers), in this search's snapshot. */
+  /**
+   * The similar-notes lookup (SqliteSearch.similar says what it answers), in
+   * this search's snapshot: the statistics, the candidates and their vectors
+   * from the database index, then `rowsOf` the notes listed.
+   */
   async similar<T extends { pk: number; score: number; createdAt: number }>(
-    pk: number,
-    { terms, limit, minShare, candidateTerms, maxCandidates }: SimilarQuery,
+    query: SimilarQuery,
     rowsOf: (pks: number[]) => Promise<T[]>,
   ): Promise<{ row: T; share: number }[]> {
-    const own = await ownScore(this, terms, pk);
-    if (!(own > 0)) return [];
-    const others = (await rankSimilar(this, terms, limit + 1, minShare * own, candidateTerms, maxCandidates)).filter((r) => r.key !== pk);
-    if (others.length === 0) return [];
-    const shares = new Map(others.map((r) => [r.key, r.score / own]));
-    return resultOrder(others, await rowsOf(others.map((r) => r.key)), limit).map((row) => ({ row, share: shares.get(row.pk)! }));
+    const { own, ranked } = await rankSimilar(this, query);
+    if (ranked.length === 0) return [];
+    const shares = new Map(ranked.map((r) => [r.key, r.score / own]));
+    return resultOrder(ranked, await rowsOf(ranked.map((r) => r.key)), query.limit).map((row) => ({ row, share: shares.get(row.pk)! }));
   }
 }

@@ -19,6 +19,7 @@ import { PostgresOutbox } from "./outbox.ts";
 import { comments, contributors, posts, votes } from "./schema.ts";
 import { PostgresVotes } from "./votes.ts";
 import { PostgresWebEvents } from "./web-events.ts";
+import { PostgresIdempotency } from "./idempotency.ts";
 
 export type { PostgresOptions } from "./connection.ts";
 
@@ -38,6 +39,7 @@ export class PostgresStore extends ComposedStore implements Store {
   protected readonly votes: PostgresVotes;
   protected readonly webEvents: PostgresWebEvents;
   protected readonly outbox: PostgresOutbox;
+  protected readonly idempotency: PostgresIdempotency;
 
   constructor(options: PostgresOptions) {
     super();
@@ -48,6 +50,7 @@ export class PostgresStore extends ComposedStore implements Store {
     this.votes = new PostgresVotes(this.db);
     this.webEvents = new PostgresWebEvents(this.db);
     this.outbox = new PostgresOutbox(this.db);
+    this.idempotency = new PostgresIdempotency(this.db);
   }
 
   /** No signal files: nothing to re-map. */

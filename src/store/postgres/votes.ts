@@ -1,14 +1,15 @@
 // Votes on PostgreSQL: one per contributor and note, the net score moved by
 // the difference under the note's row lock (exact across replicas).
 import { and, eq, sql } from "drizzle-orm";
-import type { VoteOutcome, VoteValue } from "../types.ts";
+import type { IdempotencyCompletion, VoteOutcome, VoteValue } from "../types.ts";
+import { answered } from "./idempotency.ts";
 import type { Db } from "./connection.ts";
-import { posts, votes } from "./schema.ts";
+import { noteTags, posts, votes } from "./schema.ts";
 
 export class PostgresVotes {
   constructor(private readonly db: Db) {}
 
-  async set(noteId: string, contributorNo: number, value: VoteValue, at: number): Promise<VoteOutcome> {
+  async set(noteId: string, contributorNo: number, value: VoteValue, at: number, completion?: IdempotencyCompletion<VoteOutcome>): Promise<VoteOutcome> {
     return this.db.transaction(async (tx): Promise<VoteOutcome> => {
       // The note's row lock orders every vote on it: the previous vote read here is still current at the update.
       const [note] = await tx
@@ -16,12 +17,12 @@ export class PostgresVotes {
         .from(posts)
         .where(eq(posts.id, noteId))
         .for("update");
-      if (!note) return { kind: "missing" };
-      if (note.contributorNo === contributorNo) return { kind: "own_note" };
+      if (!note) return answered(tx, completion, { kind: "missing" });
+      if (note.contributorNo === contributorNo) return answered(tx, completion, { kind: "own_note" });
       const key = and(eq(votes.postPk, note.pk), eq(votes.contributorNo, contributorNo));
       const [previousRow] = await tx.select({ value: votes.value }).from(votes).where(key);
       const previous = (previousRow?.value ?? 0) as VoteValue;
-      if (previous === value) return { kind: "ok", score: note.score, value };
+      if (previous === value) return answered(tx, completion, { kind: "ok", score: note.score, value });
       if (value === 0) await tx.delete(votes).where(key);
       else {
         await tx
@@ -34,7 +35,8 @@ export class PostgresVotes {
         .set({ score: sql`${posts.score} + ${value - previous}` })
         .where(eq(posts.pk, note.pk))
         .returning({ score: posts.score });
-      return { kind: "ok", score, value };
+      await tx.update(noteTags).set({ score }).where(eq(noteTags.postPk, note.pk));
+      return answered(tx, completion, { kind: "ok", score, value });
     });
   }
 }

@@ -2,7 +2,8 @@
 // one (the note's comment count moves in the same write).
 import { desc, eq, sql } from "drizzle-orm";
 import type { BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
-import type { CommentRecord } from "../types.ts";
+import type { CommentRecord, IdempotencyCompletion } from "../types.ts";
+import type { SqliteIdempotency } from "./idempotency.ts";
 import type { GroupCommit } from "./group-commit.ts";
 import type { SqliteNotes } from "./notes.ts";
 import type * as schema from "./schema.ts";
@@ -17,6 +18,7 @@ export class SqliteComments {
     private readonly db: BunSQLiteDatabase<typeof schema>,
     private readonly commit: GroupCommit,
     private readonly notes: SqliteNotes,
+    private readonly idempotency: SqliteIdempotency,
   ) {}
 
   private prepare() {
@@ -53,14 +55,24 @@ export class SqliteComments {
     return { comments: this.statements().newest.all({ postPk: note.pk, limit }).reverse(), total };
   }
 
-  add(noteId: string, comment: { contributorNo: number; body: string; createdAt: number }) {
+  add(
+    noteId: string,
+    comment: { contributorNo: number; body: string; createdAt: number },
+    completion?: IdempotencyCompletion<{ comment: CommentRecord; commentCount: number } | null>,
+  ) {
     return this.commit.write(() => {
-      const note = this.notes.locate(noteId);
-      if (!note) return null;
-      this.notes.changed(noteId);
-      this.statements().insert.run({ postPk: note.pk, ...comment });
-      const { commentCount } = this.statements().bumpCount.get({ postPk: note.pk })!;
-      return { comment, commentCount };
+      const added = this.insert(noteId, comment);
+      this.idempotency.complete(completion, added);
+      return added;
     });
+  }
+
+  private insert(noteId: string, comment: { contributorNo: number; body: string; createdAt: number }) {
+    const note = this.notes.locate(noteId);
+    if (!note) return null;
+    this.notes.changed(noteId);
+    this.statements().insert.run({ postPk: note.pk, ...comment });
+    const { commentCount } = this.statements().bumpCount.get({ postPk: note.pk })!;
+    return { comment, commentCount };
   }
 }

@@ -119,6 +119,19 @@ export class SqliteContributors {
     return updated.length > 0;
   }
 
+  /** A new key for an active contributor; after COMMIT every process forgets the keys it remembered. */
+  async replaceKey(contributorNo: number, keyPrefix: string, keyDigest: Uint8Array): Promise<boolean> {
+    const replaced = await this.commit.write(
+      () =>
+        this.sqlite
+          .query("UPDATE contributors SET key_prefix = ?, key_digest = ? WHERE contributor_no = ? AND active = 1")
+          .run(keyPrefix, Buffer.from(keyDigest), contributorNo).changes === 1,
+    );
+    // Committed: the old key is refused by every process's next request.
+    if (replaced) this.keyChanges.bump();
+    return replaced;
+  }
+
   summary(contributorNo: number, recentLimit: number) {
     const contributor = this.statements().contributor.get({ contributorNo });
     if (!contributor) return null;

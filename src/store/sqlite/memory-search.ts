@@ -243,7 +243,10 @@ function* loadSnapshot(db: Database, budgetBytes: number): Generator<void, Loade
         // Over budget: stop here (the caller sees the size and drops the postings).
         if (index.bytes > budgetBytes) return { index, seq };
       }
-      if (rows.length < LOAD_STEP_NOTES) return { index, seq };
+      if (rows.length < LOAD_STEP_NOTES) {
+        index.trim();
+        return { index, seq };
+      }
       after = rows[rows.length - 1].pk;
       yield;
     }

@@ -7,6 +7,8 @@ import searchIndex from "../../../drizzle/0001_search_index.sql" with { type: "t
 import emailOutbox from "../../../drizzle/0002_email_outbox.sql" with { type: "text" };
 import exactSearch from "../../../drizzle/0003_exact_search.sql" with { type: "text" };
 import searchLog from "../../../drizzle/0004_search_log.sql" with { type: "text" };
+import agents from "../../../drizzle/0005_agents.sql" with { type: "text" };
+import supersedeTags from "../../../drizzle/0006_supersede_tags.sql" with { type: "text" };
 import { embeddedMigrations } from "../embedded-migrations.ts";
 
 const files: Record<string, string> = {
@@ -15,6 +17,8 @@ const files: Record<string, string> = {
   "0002_email_outbox": emailOutbox,
   "0003_exact_search": exactSearch,
   "0004_search_log": searchLog,
+  "0005_agents": agents,
+  "0006_supersede_tags": supersedeTags,
 };
 
 export const embeddedTags = Object.keys(files);

@@ -1,5 +1,6 @@
 // A note's row as the SQLite engine reads it, and the record it becomes
 // (tags are stored as JSON text). Shared by notes.ts and search.ts.
+// NOTE_SELECT lists the same columns for plain bun:sqlite statements.
 import type { NoteRecord } from "../types.ts";
 import { posts } from "./schema.ts";
 
@@ -13,9 +14,12 @@ export const noteColumns = {
   score: posts.score,
   commentCount: posts.commentCount,
   createdAt: posts.createdAt,
+  supersedes: posts.supersedes,
+  supersededBy: posts.supersededBy,
 };
 
-export type NoteRow = { [K in keyof typeof noteColumns]: (typeof noteColumns)[K]["_"]["data"] };
+type Column<K extends keyof typeof noteColumns> = (typeof noteColumns)[K]["_"];
+export type NoteRow = { [K in keyof typeof noteColumns]: Column<K>["notNull"] extends true ? Column<K>["data"] : Column<K>["data"] | null };
 
 export function toNote(row: NoteRow): NoteRecord {
   return {
@@ -27,5 +31,11 @@ export function toNote(row: NoteRow): NoteRecord {
     score: row.score,
     commentCount: row.commentCount,
     createdAt: row.createdAt,
+    supersedes: row.supersedes,
+    supersededBy: row.supersededBy,
   };
 }
+
+/** The columns of noteColumns for a plain statement on `posts` aliased `p`. */
+export const NOTE_SELECT = `p.pk, p.id, p.contributor_no AS contributorNo, p.title, p.body, p.tags, p.score, p.comment_count AS commentCount,
+  p.created_at AS createdAt, p.supersedes, p.superseded_by AS supersededBy`;

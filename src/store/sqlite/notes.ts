@@ -5,12 +5,13 @@ import type { Database } from "bun:sqlite";
 import { desc, eq, sql } from "drizzle-orm";
 import type { BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { BoundedCache } from "../bounded-cache.ts";
-import type { DeleteOutcome, NewNote, NoteRecord, SearchRequest, SimilarQuery, SimilarRecord } from "../types.ts";
+import type { DeleteOutcome, IdempotencyCompletion, NewNote, NoteRecord, OwnNoteRecord, SearchRequest, SimilarQuery, SimilarRecord, SupersedeRefusal } from "../types.ts";
+import type { SqliteIdempotency } from "./idempotency.ts";
 import { ChangeSignal, NOTE_SIGNAL_FILE } from "./change-signal.ts";
 import type { CommitHooks, GroupCommit } from "./group-commit.ts";
 import type * as schema from "./schema.ts";
 import { posts } from "./schema.ts";
-import { noteColumns, toNote, type NoteRow } from "./note-row.ts";
+import { NOTE_SELECT, noteColumns, toNote, type NoteRow } from "./note-row.ts";
 import type { SqliteSearch } from "./search.ts";
 import { onFirstUse } from "./on-first-use.ts";
 
@@ -51,6 +52,7 @@ export class SqliteNotes implements CommitHooks {
     private readonly searchIndex: SqliteSearch,
     private readonly dataDir: string,
     cacheBytes: number,
+    private readonly idempotency: SqliteIdempotency,
   ) {
     this.changes = ChangeSignal.open(dataDir, NOTE_SIGNAL_FILE);
     this.seen = this.changes.read();
@@ -78,10 +80,7 @@ export class SqliteNotes implements CommitHooks {
     return {
       // Read by every keyed GET, as a plain bun:sqlite statement: Drizzle's
       // row mapping costs a third of its time.
-      byId: this.sqlite.query<NoteRow, [string]>(
-        `SELECT pk, id, contributor_no AS contributorNo, title, body, tags, score, comment_count AS commentCount,
-                created_at AS createdAt FROM posts WHERE id = ?`,
-      ),
+      byId: this.sqlite.query<NoteRow, [string]>(`SELECT ${NOTE_SELECT} FROM posts p WHERE p.id = ?`),
       latest: db
         .select({ id: posts.id, title: posts.title, body: posts.body, tags: posts.tags })
         .from(posts)
@@ -98,11 +97,33 @@ export class SqliteNotes implements CommitHooks {
           body: sql.placeholder("body"),
           tags: sql.placeholder("tags"),
           createdAt: sql.placeholder("createdAt"),
+          supersedes: sql.placeholder("supersedes"),
         })
         .returning(noteColumns)
         .prepare(),
+      own: this.sqlite.query<Omit<OwnNoteRecord, "tags"> & { tags: string }, [number, number, number]>(
+        `SELECT pk, id, title, tags, score, comment_count AS commentCount, supersedes, superseded_by AS supersededBy, created_at AS createdAt
+           FROM posts WHERE contributor_no = ? AND pk < ? ORDER BY pk DESC LIMIT ?`,
+      ),
       locate: db.select({ pk: posts.pk, contributorNo: posts.contributorNo }).from(posts).where(eq(posts.id, sql.placeholder("id"))).prepare(),
       delete: db.delete(posts).where(eq(posts.pk, sql.placeholder("postPk"))).prepare(),
+      ...this.prepareSupersede(),
+    };
+  }
+
+  /** Statements of superseding (docs/design.md, "Superseding"). */
+  private prepareSupersede() {
+    const sqlite = this.sqlite;
+    return {
+      links: sqlite.query<{ pk: number; contributorNo: number; supersedes: string | null; supersededBy: string | null }, [string]>(
+        "SELECT pk, contributor_no AS contributorNo, supersedes, superseded_by AS supersededBy FROM posts WHERE id = ?",
+      ),
+      markSuperseded: sqlite.query<unknown, [number, string]>("UPDATE posts SET superseded_by = ?2 WHERE pk = ?1"),
+      // The older note of a deleted newer one: back into search, with its row for the index.
+      restore: sqlite.query<NoteRow, [string, string]>(
+        `UPDATE posts SET superseded_by = NULL WHERE id = ?1 AND superseded_by = ?2 RETURNING ${NOTE_SELECT.replaceAll("p.", "")}`,
+      ),
+      forget: sqlite.query<unknown, [string, string]>("UPDATE posts SET supersedes = NULL WHERE id = ?1 AND supersedes = ?2"),
     };
   }
 
@@ -129,14 +150,60 @@ export class SqliteNotes implements CommitHooks {
     this.changedInBatch = false;
   }
 
-  create(note: NewNote, isDuplicate: (latest: { title: string; body: string; tags: string[] }) => boolean) {
-    return this.commit.write((): NoteRecord | { duplicateOf: string } => {
+  create(
+    note: NewNote,
+    isDuplicate: (latest: { title: string; body: string; tags: string[] }) => boolean,
+    completion?: IdempotencyCompletion<NoteRecord | { duplicateOf: string } | SupersedeRefusal>,
+  ) {
+    return this.commit.write((): NoteRecord | { duplicateOf: string } | SupersedeRefusal => {
       const latest = this.statements().latest.get({ contributorNo: note.contributorNo });
-      if (latest && isDuplicate({ title: latest.title, body: latest.body, tags: JSON.parse(latest.tags) })) return { duplicateOf: latest.id };
-      const row = this.statements().insert.get({ ...note, tags: JSON.stringify(note.tags) })!;
+      if (latest && isDuplicate({ title: latest.title, body: latest.body, tags: JSON.parse(latest.tags) })) return this.idempotency.answered(completion, { duplicateOf: latest.id });
+      const older = note.supersedes ? this.statements().links.get(note.supersedes) : null;
+      if (note.supersedes) {
+        // Checked and marked in this one write transaction: two notes racing to supersede one cannot both pass.
+        if (!older) return this.idempotency.answered(completion, { supersedeMissing: true });
+        if (older.contributorNo !== note.contributorNo) return this.idempotency.answered(completion, { supersedeForbidden: true });
+        if (older.supersededBy !== null) return this.idempotency.answered(completion, { alreadySupersededBy: older.supersededBy });
+      }
+      const row = this.statements().insert.get({ ...note, tags: JSON.stringify(note.tags), supersedes: note.supersedes ?? null })!;
       this.searchIndex.add({ pk: row.pk, title: note.title, tags: note.tags, body: note.body });
-      return toNote(row);
+      this.searchIndex.tags.add(row.pk, note.tags, 0, note.createdAt);
+      if (older && note.supersedes) {
+        this.statements().markSuperseded.run(older.pk, note.id);
+        this.changed(note.supersedes);
+        this.searchIndex.remove(older.pk);
+        this.searchIndex.tags.remove(older.pk);
+      }
+      return this.idempotency.answered(completion, toNote(row));
     });
+  }
+
+  /** Newest first below `beforePk`, by the (contributor_no, pk) index: a page costs its rows, whatever the offset. */
+  listOwn(contributorNo: number, beforePk: number | null, limit: number): OwnNoteRecord[] {
+    const rows = this.statements().own.all(contributorNo, beforePk ?? Number.MAX_SAFE_INTEGER, limit);
+    return rows.map((row) => ({ ...row, tags: JSON.parse(row.tags) as string[] }));
+  }
+
+  /** Inside a delete: the notes linked to the deleted one let go of it; the one it superseded goes back into search. */
+  private unlink(id: string, links: { supersedes: string | null; supersededBy: string | null }): void {
+    if (links.supersedes !== null) {
+      const restored = this.statements().restore.get(links.supersedes, id);
+      if (restored) {
+        this.changed(restored.id);
+        const tags = JSON.parse(restored.tags) as string[];
+        this.searchIndex.add({ pk: restored.pk, title: restored.title, tags, body: restored.body });
+        this.searchIndex.tags.add(restored.pk, tags, restored.score, restored.createdAt);
+      }
+    }
+    if (links.supersededBy !== null) {
+      this.statements().forget.run(links.supersededBy, id);
+      this.changed(links.supersededBy);
+    }
+  }
+
+  /** The net score of a note changed (a vote): its tag rows follow, in the same write. */
+  scored(pk: number, score: number): void {
+    this.searchIndex.tags.setScore(pk, score);
   }
 
   get(id: string): NoteRecord | null {
@@ -158,12 +225,14 @@ export class SqliteNotes implements CommitHooks {
 
   delete(id: string, contributorNo: number): Promise<DeleteOutcome> {
     return this.commit.write((): DeleteOutcome => {
-      const note = this.locate(id);
+      const note = this.statements().links.get(id);
       if (!note) return "missing";
       if (note.contributorNo !== contributorNo) return "not_author";
       this.changed(id);
+      this.unlink(id, note);
       // Comments and votes go by ON DELETE CASCADE.
       this.searchIndex.remove(note.pk);
+      this.idempotency.forgetNote(id);
       this.statements().delete.run({ postPk: note.pk });
       return "deleted";
     });
@@ -173,9 +242,7 @@ export class SqliteNotes implements CommitHooks {
     return (await this.searchIndex.search(request)).map(toNote);
   }
 
-  async similar(id: string, query: SimilarQuery): Promise<SimilarRecord[]> {
-    const located = this.locate(id);
-    if (!located) return [];
-    return (await this.searchIndex.similar(located.pk, query)).map(({ row, share }) => ({ note: toNote(row), share }));
+  async similar(query: SimilarQuery): Promise<SimilarRecord[]> {
+    return (await this.searchIndex.similar(query)).map(({ row, share }) => ({ note: toNote(row), share }));
   }
 }

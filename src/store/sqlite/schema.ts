@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { blob, check, index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { blob, check, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 export const contributors = sqliteTable(
   "contributors",
@@ -32,8 +32,38 @@ export const posts = sqliteTable(
     score: integer("score").notNull().default(0),
     commentCount: integer("comment_count").notNull().default(0),
     createdAt: integer("created_at").notNull(),
+    /** The id of the author's older note this one replaces (docs/design.md, "Superseding"). */
+    supersedes: text("supersedes"),
+    /** The id of the newer note that replaced this one; such a note is kept out of the search index. */
+    supersededBy: text("superseded_by"),
   },
-  (table) => [index("posts_contributor_pk").on(table.contributorNo, table.pk)],
+  (table) => [
+    index("posts_contributor_pk").on(table.contributorNo, table.pk),
+    // A note is superseded by one note at most: two racing supersedes cannot both commit.
+    uniqueIndex("posts_supersedes_unique").on(table.supersedes),
+  ],
+);
+
+/**
+ * The tags of every searchable (not superseded) note, with its net score and
+ * time copied in, so that a search of tag words alone walks one index in the
+ * contract's order (net score, then newest) and stops after the first page.
+ */
+export const noteTags = sqliteTable(
+  "note_tags",
+  {
+    tag: text("tag").notNull(),
+    postPk: integer("post_pk")
+      .notNull()
+      .references(() => posts.pk, { onDelete: "cascade" }),
+    score: integer("score").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (table) => [
+    primaryKey({ columns: [table.tag, table.postPk] }),
+    index("note_tags_order").on(table.tag, table.score, table.createdAt, table.postPk),
+    index("note_tags_post").on(table.postPk),
+  ],
 );
 
 export const comments = sqliteTable(
@@ -112,5 +142,40 @@ export const emailOutbox = sqliteTable(
     // Only pending rows are indexed: the sender's poll reads this index alone.
     index("email_outbox_pending").on(table.nextAttemptAt).where(sql`sent_at IS NULL AND gave_up_at IS NULL`),
     index("email_outbox_contributor").on(table.contributorNo),
+  ],
+);
+
+/**
+ * Idempotency keys (issue 19; rules in src/core/idempotency.ts). One row per
+ * contributor and key: reserved (status NULL, held by `token` until
+ * `leased_until`) while the first request runs, then holding the first
+ * answer, written in the same transaction as the write it answers.
+ */
+export const idempotencyKeys = sqliteTable(
+  "idempotency_keys",
+  {
+    contributorNo: integer("contributor_no")
+      .notNull()
+      .references(() => contributors.contributorNo),
+    key: text("key").notNull(),
+    /** SHA-256 of the route and the body: the same key with another request is refused. */
+    fingerprint: text("fingerprint").notNull(),
+    /** Which reservation holds the row: only its own request may complete it. */
+    token: text("token").notNull(),
+    status: integer("status"),
+    response: text("response"),
+    /** The note the stored answer is about: when it is deleted, the answer becomes its 404 (no text outlives the note). */
+    noteId: text("note_id"),
+    createdAt: integer("created_at").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+    leasedUntil: integer("leased_until").notNull(),
+  },
+  (table) => [
+    primaryKey({ columns: [table.contributorNo, table.key] }),
+    index("idempotency_keys_note").on(table.noteId),
+    // Expired rows are pruned a bounded batch at a time, found by this index.
+    index("idempotency_keys_expiry").on(table.expiresAt),
+    // The per-contributor cap keeps the newest rows, found by this index.
+    index("idempotency_keys_contributor_created").on(table.contributorNo, table.createdAt),
   ],
 );

@@ -10,16 +10,25 @@ import { termVector } from "../../core/search/analyzer.ts";
 import { rankInMemory } from "../../core/search/maxscore.ts";
 import type { MemoryIndex } from "../../core/search/memory-index.ts";
 import { queryTerms, resultOrder, searchNotes, type SearchRequest, type SearchSource } from "../../core/search/query.ts";
-import { ownScore, rankSimilar, rarestShared, type SimilarQuery } from "../../core/search/own-score.ts";
-import { TIERS, tierOf, type CorpusStats, type Ranked, type TermAt } from "../../core/search/ranking.ts";
+import { rankSimilar, type SimilarQuery } from "../../core/search/own-score.ts";
+import { rankTopK, TIERS, tierOf, type CorpusStats, type Ranked, type TermAt } from "../../core/search/ranking.ts";
+import { rankSimilarInMemory } from "../../core/search/similar-memory.ts";
+import { rankTagged, type TaggedRanking } from "../../core/search/tagged.ts";
 import { encodeVector, readLengths, termCounts, vectorTerms } from "../../core/search/vector.ts";
 import { SqliteMemorySearch } from "./memory-search.ts";
-import type { NoteRow } from "./note-row.ts";
+import { SqliteNoteTags } from "./note-tags.ts";
+import { NOTE_SELECT, type NoteRow } from "./note-row.ts";
 
 /** The budget benches and tests give stores they open themselves; a server's comes from SEARCH_MEMORY_MB (src/config.ts). */
 export const DEFAULT_SEARCH_MEMORY_BYTES = 1024 * 1024 * 1024;
 /** Log rows kept: a server that has not caught up over this many index changes builds its postings again. */
 export const SEARCH_LOG_KEEP = 100_000;
+/**
+ * Tag words on the in-memory path: the tagged notes are scored one by one
+ * (a vector read from the table each) only when the postings of the words
+ * are this many times more numerous; otherwise MaxScore walks them with a filter.
+ */
+const MEMORY_DIRECT_COST = 512;
 /** The writer trims the log once per this many rows. */
 const LOG_TRIM_EVERY = 1024;
 
@@ -89,16 +98,13 @@ function prepare(sqlite: Database) {
     vocabulary: sqlite.query<{ term: string; doc: number }, [string, string]>(
       "SELECT term, sum(notes) AS doc FROM search_terms WHERE term >= ?1 AND term < ?2 GROUP BY term",
     ),
-    rows: sqlite.query<NoteRow, [string]>(
-      `SELECT p.pk, p.id, p.contributor_no AS contributorNo, p.title, p.body, p.tags, p.score,
-              p.comment_count AS commentCount, p.created_at AS createdAt
-         FROM posts p WHERE p.pk IN (SELECT value FROM json_each(?1))`,
+    rows: sqlite.query<NoteRow, [string]>(`SELECT ${NOTE_SELECT} FROM posts p WHERE p.pk IN (SELECT value FROM json_each(?1))`),
+    // Superseded notes are kept out of the index (docs/design.md, "Superseding").
+    postCount: sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM posts WHERE superseded_by IS NULL"),
+    unindexed: sqlite.query<{ pk: number; title: string; tags: string; body: string; score: number; createdAt: number }, []>(
+      "SELECT pk, title, tags, body, score, created_at AS createdAt FROM posts WHERE superseded_by IS NULL AND pk NOT IN (SELECT pk FROM search_vectors) ORDER BY pk",
     ),
-    postCount: sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM posts"),
-    unindexed: sqlite.query<{ pk: number; title: string; tags: string; body: string }, []>(
-      "SELECT pk, title, tags, body FROM posts WHERE pk NOT IN (SELECT pk FROM search_vectors) ORDER BY pk",
-    ),
-    orphans: sqlite.query<{ pk: number }, []>("SELECT pk FROM search_vectors WHERE pk NOT IN (SELECT pk FROM posts)"),
+    orphans: sqlite.query<{ pk: number }, []>("SELECT pk FROM search_vectors WHERE pk NOT IN (SELECT pk FROM posts WHERE superseded_by IS NULL)"),
     log: sqlite.query<unknown, [number, string | null]>("INSERT INTO search_log(pk, removed) VALUES (?, ?)"),
     trimLog: sqlite.query<unknown, [number]>("DELETE FROM search_log WHERE seq <= ?"),
   };
@@ -110,6 +116,8 @@ export class SqliteSearch implements SearchSource {
 
   /** The postings in this process's memory; searches use them once built (see memory-search.ts). */
   readonly memory: SqliteMemorySearch;
+  /** The searchable notes' tags, for tag words (note-tags.ts). */
+  readonly tags: SqliteNoteTags;
 
   constructor(
     private readonly sqlite: Database,
@@ -118,6 +126,7 @@ export class SqliteSearch implements SearchSource {
     loadNowPostings?: number,
   ) {
     this.memory = new SqliteMemorySearch(sqlite, memoryBytes, loadNowPostings);
+    this.tags = new SqliteNoteTags(sqlite);
   }
 
   /** Vectors indexed by the current write batch, by key: the in-memory postings take them after COMMIT. */
@@ -196,10 +205,15 @@ export class SqliteSearch implements SearchSource {
   catchUp(): number {
     const s = this.s;
     if (s.postCount.get()!.n === s.totals.get()!.notes) return 0;
-    for (const { pk } of s.orphans.all()) this.remove(pk);
+    for (const { pk } of s.orphans.all()) {
+      this.remove(pk);
+      this.tags.remove(pk);
+    }
     let added = 0;
     for (const row of s.unindexed.all()) {
-      this.add({ pk: row.pk, title: row.title, tags: JSON.parse(row.tags) as string[], body: row.body });
+      const tags = JSON.parse(row.tags) as string[];
+      this.add({ pk: row.pk, title: row.title, tags, body: row.body });
+      this.tags.add(row.pk, tags, row.score, row.createdAt);
       added++;
     }
     // Not a write batch: nothing hands these vectors on (the postings read them
@@ -236,49 +250,61 @@ export class SqliteSearch implements SearchSource {
   /** The same ranking over the in-memory postings (term counts from them; typo vocabulary from the table). */
   private async searchMemory(memory: MemoryIndex, request: SearchRequest): Promise<Ranked[]> {
     if (request.words.length === 0 || request.limit <= 0) return [];
-    const source = {
+    return rankInMemory(memory, await queryTerms(this.memoryTerms(memory), request.words), request.limit);
+  }
+
+  /** Term counts from the in-memory postings, the typo vocabulary from the table. */
+  private memoryTerms(memory: MemoryIndex) {
+    return {
       tierCounts: (terms: string[]) => terms.map((term) => [memory.notesWith(term)]),
       vocabulary: (from: string, to: string) => this.vocabulary(from, to),
     };
-    return rankInMemory(memory, await queryTerms(source, request.words), request.limit);
+  }
+
+  /** The words' best notes among those carrying every tag of the request (tagged.ts), on the path search takes. */
+  private searchTagged(memory: MemoryIndex | null, request: SearchRequest): Promise<Ranked[]> {
+    const ranking: TaggedRanking = memory
+      ? {
+          terms: this.memoryTerms(memory),
+          vectors: this,
+          rankFiltered: (terms, k, accept) => rankInMemory(memory, terms, k, (ordinal) => accept(memory.keyOf(ordinal))),
+          directCost: MEMORY_DIRECT_COST,
+        }
+      : { terms: this, vectors: this, rankFiltered: (terms, k, accept) => rankTopK(this, terms, k, accept), directCost: 1 };
+    return rankTagged(ranking, request.words, this.tags.tagged(request.tags), request.limit);
   }
 
   /** The notes for a request, best first (core/search/query.ts gives the order). */
   async search(request: SearchRequest): Promise<NoteRow[]> {
+    if (request.tags.length > 0 && request.words.length === 0) return this.bestTagged(request);
     const memory = this.memory.current();
-    const ranked = memory ? await this.searchMemory(memory, request) : await searchNotes(this, request);
+    let ranked: Ranked[];
+    if (request.tags.length > 0) ranked = await this.searchTagged(memory, request);
+    else ranked = memory ? await this.searchMemory(memory, request) : await searchNotes(this, request);
     if (ranked.length === 0) return [];
     return resultOrder(ranked, this.s.rows.all(JSON.stringify(ranked.map((r) => r.key))), request.limit);
   }
 
   /**
-   * Rows whose score for the query's terms reaches `minShare` of note `pk`'s
-   * own, among the first `maxCandidates` notes holding one of its
-   * `candidateTerms` rarest terms, best first, at most `limit` (more on
-   * ties), never `pk`: the similar-notes lookup. On the in-memory postings
-   * the share is MaxScore's floor and the rare terms its only essential
-   * ones, so other notes are never scored.
+   * Rows whose score for the query's terms reaches `minShare` of the new
+   * note's own (the note not stored yet, counted in as if it were), among the
+   * first `maxCandidates` notes holding one of its `candidateTerms` rarest
+   * shared terms, best first, at most `limit` (more on ties): the
+   * similar-notes lookup, on the path search takes.
    */
-  async similar(pk: number, { terms, limit, minShare, candidateTerms, maxCandidates }: SimilarQuery): Promise<{ row: NoteRow; share: number }[]> {
-    if (terms.length === 0 || limit <= 0) return [];
+  async similar(query: SimilarQuery): Promise<{ row: NoteRow; share: number }[]> {
+    if (query.terms.length === 0 || query.limit <= 0) return [];
     const memory = this.memory.current();
-    const stats = memory
-      ? {
-          corpus: (): CorpusStats => ({ notes: memory.notes, lengthSums: [memory.lengthSums[0], memory.lengthSums[1], memory.lengthSums[2]] }),
-          tierCounts: (list: string[]) => list.map((term) => [memory.notesWith(term)]),
-          vectors: (keys: number[]) => this.vectors(keys),
-        }
-      : this;
-    const own = await ownScore(stats, terms, pk);
-    if (!(own > 0)) return [];
-    const floor = minShare * own;
-    // Terms only the new note holds add nothing to any other note's score: they are not searched.
-    const ranked = memory
-      ? rankInMemory(memory, terms.filter((term) => memory.notesWith(term) > 1), limit + 1, floor, rarestShared(terms, (term) => memory.notesWith(term), candidateTerms), maxCandidates)
-      : await rankSimilar(this, terms, limit + 1, floor, candidateTerms, maxCandidates);
-    const others = ranked.filter((r) => r.key !== pk && r.score >= floor);
-    if (others.length === 0) return [];
-    const shares = new Map(others.map((r) => [r.key, r.score / own]));
-    return resultOrder(others, this.s.rows.all(JSON.stringify(others.map((r) => r.key))), limit).map((row) => ({ row, share: shares.get(row.pk)! }));
+    const { own, ranked } = memory ? rankSimilarInMemory(memory, query) : await rankSimilar(this, query);
+    if (ranked.length === 0) return [];
+    const shares = new Map(ranked.map((r) => [r.key, r.score / own]));
+    return resultOrder(ranked, this.s.rows.all(JSON.stringify(ranked.map((r) => r.key))), query.limit).map((row) => ({ row, share: shares.get(row.pk)! }));
+  }
+
+  /** A query of tag words only: the best-scored notes carrying every tag (net score, then newest). */
+  private bestTagged(request: SearchRequest): NoteRow[] {
+    const keys = this.tags.best(request.tags, request.limit);
+    const rows = new Map(this.s.rows.all(JSON.stringify(keys)).map((row) => [row.pk, row]));
+    return keys.flatMap((key) => rows.get(key) ?? []);
   }
 }

@@ -16,6 +16,7 @@ import { SqliteOutbox } from "./outbox.ts";
 import * as schema from "./schema.ts";
 import { SqliteSearch } from "./search.ts";
 import { SqliteVotes } from "./votes.ts";
+import { SqliteIdempotency } from "./idempotency.ts";
 import { SqliteWebEvents } from "./web-events.ts";
 
 export { databasePath } from "./connection.ts";
@@ -50,6 +51,7 @@ export class SqliteStore extends ComposedStore implements Store {
   protected readonly comments: SqliteComments;
   protected readonly votes: SqliteVotes;
   protected readonly webEvents: SqliteWebEvents;
+  protected readonly idempotency: SqliteIdempotency;
 
   constructor(options: SqliteOptions) {
     super();
@@ -67,11 +69,12 @@ export class SqliteStore extends ComposedStore implements Store {
       },
     });
     this.outbox = new SqliteOutbox(this.sqlite, this.db);
+    this.idempotency = new SqliteIdempotency(this.sqlite, this.commit);
     this.searchIndex = new SqliteSearch(this.sqlite, options.searchMemoryBytes ?? 0, options.searchLogKeep, options.searchLoadNowPostings);
-    this.notes = new SqliteNotes(this.sqlite, this.db, this.commit, this.searchIndex, options.dataDir, options.noteCacheBytes ?? DEFAULT_NOTE_CACHE_BYTES);
+    this.notes = new SqliteNotes(this.sqlite, this.db, this.commit, this.searchIndex, options.dataDir, options.noteCacheBytes ?? DEFAULT_NOTE_CACHE_BYTES, this.idempotency);
     this.contributors = new SqliteContributors(this.sqlite, this.db, this.commit, this.outbox, options.dataDir);
-    this.comments = new SqliteComments(this.db, this.commit, this.notes);
-    this.votes = new SqliteVotes(this.db, this.commit, this.notes);
+    this.comments = new SqliteComments(this.db, this.commit, this.notes, this.idempotency);
+    this.votes = new SqliteVotes(this.db, this.commit, this.notes, this.idempotency);
     this.webEvents = new SqliteWebEvents(this.db, this.commit);
   }
 

@@ -2,7 +2,8 @@
 // moved by the difference in the same write (never on one's own note).
 import { and, eq, sql } from "drizzle-orm";
 import type { BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
-import type { VoteOutcome, VoteValue } from "../types.ts";
+import type { IdempotencyCompletion, VoteOutcome, VoteValue } from "../types.ts";
+import type { SqliteIdempotency } from "./idempotency.ts";
 import type { GroupCommit } from "./group-commit.ts";
 import type { SqliteNotes } from "./notes.ts";
 import type * as schema from "./schema.ts";
@@ -17,6 +18,7 @@ export class SqliteVotes {
     private readonly db: BunSQLiteDatabase<typeof schema>,
     private readonly commit: GroupCommit,
     private readonly notes: SqliteNotes,
+    private readonly idempotency: SqliteIdempotency,
   ) {}
 
   private prepare() {
@@ -46,19 +48,26 @@ export class SqliteVotes {
 
   // The read of the previous vote and the writes run in one write
   // transaction: BEGIN IMMEDIATE keeps every other writer out meanwhile.
-  set(noteId: string, contributorNo: number, value: VoteValue, at: number): Promise<VoteOutcome> {
+  set(noteId: string, contributorNo: number, value: VoteValue, at: number, completion?: IdempotencyCompletion<VoteOutcome>): Promise<VoteOutcome> {
     return this.commit.write((): VoteOutcome => {
-      const note = this.notes.locate(noteId);
-      if (!note) return { kind: "missing" };
-      if (note.contributorNo === contributorNo) return { kind: "own_note" };
-      this.notes.changed(noteId);
-      const key = { postPk: note.pk, contributorNo };
-      const previous = (this.statements().vote.get(key)?.value ?? 0) as VoteValue;
-      if (previous === value) return { kind: "ok", score: this.statements().score.get(key)!.score, value };
-      if (value === 0) this.statements().delete.run(key);
-      else this.statements().upsert.run({ ...key, value, at });
-      const { score } = this.statements().addScore.get({ ...key, delta: value - previous })!;
-      return { kind: "ok", score, value };
+      const outcome = this.apply(noteId, contributorNo, value, at);
+      this.idempotency.complete(completion, outcome);
+      return outcome;
     });
+  }
+
+  private apply(noteId: string, contributorNo: number, value: VoteValue, at: number): VoteOutcome {
+    const note = this.notes.locate(noteId);
+    if (!note) return { kind: "missing" };
+    if (note.contributorNo === contributorNo) return { kind: "own_note" };
+    this.notes.changed(noteId);
+    const key = { postPk: note.pk, contributorNo };
+    const previous = (this.statements().vote.get(key)?.value ?? 0) as VoteValue;
+    if (previous === value) return { kind: "ok", score: this.statements().score.get(key)!.score, value };
+    if (value === 0) this.statements().delete.run(key);
+    else this.statements().upsert.run({ ...key, value, at });
+    const { score } = this.statements().addScore.get({ ...key, delta: value - previous })!;
+    this.notes.scored(note.pk, score);
+    return { kind: "ok", score, value };
   }
 }

@@ -1,0 +1,269 @@
+// CPU time per request of each route on each engine: what the sizing model in
+// docs/deploy.md rests on. For every route (keyed GET, search, vote, comment,
+// create) a wrk run of fixed length at fixed connections against one server;
+// the CPU the `serve` process used (utime + stime of all its threads, from
+// /proc/<pid>/stat) and, on PostgreSQL, the CPU of the whole cluster (the
+// postmaster, its live children and the children it reaped) and of the
+// server's backends alone, each divided by the requests wrk completed; and
+// PostgreSQL's own account from pg_stat_statements (execution + planning
+// time, statements per request, the costliest statements).
+//   bun run build && bun bench/cpu-per-request.ts --from /tmp/s100k [--seconds 10] [--connections 8] [--engines sqlite,postgres,sqlite-no-postings]
+// --from: a seeded data dir (bench/seed.ts, with keys.json); it is copied,
+// never written. The server is measured once its CPU has settled after start
+// (in-memory search postings built). Re-run it after a change of the engines
+// and refresh the tables of docs/deploy.md ("Sizing") and docs/benchmarks.md.
+import { Database } from "bun:sqlite";
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { MemoryIndex } from "../src/core/search/memory-index.ts";
+import { copySqliteToPostgres } from "../src/store/copy.ts";
+import { cluster, freshDatabase } from "../test/helpers/postgres.ts";
+import { Rng, seedComment, seedNote } from "./seed.ts";
+import { benchArgs, getNoteLua, keyListLua, lua, searchLua, startServer, wrkArgv } from "./wrk.ts";
+
+const args = benchArgs();
+if (!args.from) throw new Error("give --from DIR (a data dir seeded by bench/seed.ts)");
+const seconds = Number(args.seconds ?? 10);
+const connections = Number(args.connections ?? 8);
+const engines = (args.engines ?? "sqlite,postgres").split(",");
+const root = join(import.meta.dir, "..");
+const binary = join(root, "dist/cairn");
+const work = mkdtempSync(join(tmpdir(), "cairn-cpu-"));
+const commit = Bun.spawnSync(["git", "-C", root, "log", "-1", "--format=%h %cI"]).stdout.toString().trim();
+const dirty = Bun.spawnSync(["git", "-C", root, "status", "--porcelain", "src"]).stdout.toString().trim() !== "";
+
+// pg_stat_statements needs to be loaded at the cluster's start (test/helpers/postgres.ts reads this).
+process.env.CAIRN_TEST_PG_SETTINGS = "shared_preload_libraries=pg_stat_statements pg_stat_statements.track_planning=on pg_stat_statements.max=1000";
+
+// --- CPU accounting from /proc --------------------------------------------------
+
+const CLK_TCK = Number(Bun.spawnSync(["getconf", "CLK_TCK"]).stdout.toString().trim()) || 100;
+
+/** utime, stime, cutime, cstime and ppid of a process, in ms (null once it is gone). */
+function stat(pid: number): { own: number; reaped: number; ppid: number; name: string } | null {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
+    const ms = (i: number) => (Number(fields[i]) * 1000) / CLK_TCK;
+    return { own: ms(11) + ms(12), reaped: ms(13) + ms(14), ppid: Number(fields[1]), name: text.slice(text.indexOf("(") + 1, text.lastIndexOf(")")) };
+  } catch {
+    return null;
+  }
+}
+
+const serveCpu = (pid: number) => stat(pid)?.own ?? NaN;
+
+/** The cluster's CPU: postmaster, live children, reaped children; and the backends of one database alone. */
+function clusterCpu(postmaster: number, database: string): { all: number; backends: number } {
+  const root = stat(postmaster)!;
+  let all = root.own + root.reaped;
+  let backends = 0;
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const child = stat(Number(entry));
+    if (!child || child.ppid !== postmaster) continue;
+    all += child.own + child.reaped;
+    let cmdline = "";
+    try {
+      cmdline = readFileSync(`/proc/${entry}/cmdline`, "utf8");
+    } catch {}
+    if (cmdline.includes(` ${database} `)) backends += child.own;
+  }
+  return { all, backends };
+}
+
+function rssMb(pid: number): number {
+  const m = readFileSync(`/proc/${pid}/status`, "utf8").match(/VmRSS:\s+(\d+) kB/);
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
+/** Waits until the process uses under 2% of a core for a whole second (start-up work, the postings build, done). */
+async function settled(measure: () => number, limitMs = 600_000): Promise<void> {
+  const deadline = performance.now() + limitMs;
+  let last = measure();
+  while (performance.now() < deadline) {
+    await Bun.sleep(1000);
+    const now = measure();
+    if (now - last < 20) return;
+    last = now;
+  }
+}
+
+// --- the routes' wrk scripts ------------------------------------------------------
+
+const { keys, ids, queries } = JSON.parse(readFileSync(join(args.from, "keys.json"), "utf8")) as { keys: string[]; ids: string[]; queries: string[] };
+const keyList = keyListLua(keys, 4);
+/** Real-length notes (the seeder's prose, another seed than the corpus), each title made unique per request. */
+const newNotes = Array.from({ length: 400 }, (_, i) => {
+  const note = seedNote("cpu-per-request", i);
+  return JSON.stringify({ title: `${note.title} @N@`, body: note.body, tags: note.tags });
+});
+const comments = Array.from({ length: 200 }, (_, i) => JSON.stringify({ body: seedComment(new Rng(`cpu-comment:${i}`), seedNote("cpu-per-request", i)) }));
+const post = (path: string, body: string) => `wrk.format("POST", ${path}, {["Authorization"] = "Bearer " .. key(n), ["Content-Type"] = "application/json"}, ${body})`;
+const idList = `local ids = {${ids.map(lua).join(",")}}`;
+const ROUTES: [string, string][] = [
+  ["GET /v1/posts/{id}", getNoteLua(keyList, ids)],
+  ["POST /v1/search", searchLua(keyList, queries)],
+  // Each (key, note) pair comes back every #ids requests with the other vote: every request changes a vote.
+  [
+    "POST /v1/posts/{id}/vote",
+    `${keyList}\n${idList}\nlocal n = 0\nrequest = function()\n n = n + 1\n local v = (math.floor(n / #ids) % 2 == 0) and "up" or "down"\n return ${post(`"/v1/posts/" .. ids[(n % #ids) + 1] .. "/vote"`, `'{"vote":"' .. v .. '"}'`)}\nend`,
+  ],
+  [
+    "POST /v1/posts/{id}/comments",
+    `${keyList}\n${idList}\nlocal c = {${comments.map(lua).join(",")}}\nlocal n = 0\nrequest = function()\n n = n + 1\n return ${post(`"/v1/posts/" .. ids[(n % #ids) + 1] .. "/comments"`, "c[(n % #c) + 1]")}\nend`,
+  ],
+  [
+    "POST /v1/posts",
+    `${keyList}\nlocal notes = {${newNotes.map(lua).join(",")}}\nlocal n = 0\nrequest = function()\n n = n + 1\n local body = string.gsub(notes[(n % #notes) + 1], "@N@", tid .. "-" .. n .. "-" .. os.time())\n return ${post(`"/v1/posts"`, "body")}\nend`,
+  ],
+];
+
+async function wrk(url: string, script: string) {
+  const proc = Bun.spawn(wrkArgv(work, url, script, connections, seconds), { stdout: "pipe" });
+  const out = await new Response(proc.stdout).text();
+  return {
+    requests: Number(out.match(/(\d+) requests in/)?.[1] ?? 0),
+    rps: Number(out.match(/Requests\/sec:\s+([\d.]+)/)?.[1] ?? 0),
+    non2xx: Number(out.match(/Non-2xx or 3xx responses:\s+(\d+)/)?.[1] ?? 0),
+  };
+}
+
+// --- pg_stat_statements -------------------------------------------------------------
+
+interface Statements {
+  calls: number;
+  ms: number;
+  top: { query: string; calls: number; ms: number }[];
+}
+
+async function statements(url: string, reset: boolean): Promise<Statements> {
+  const sql = new Bun.SQL(url, { max: 1 });
+  try {
+    if (reset) {
+      await sql`SELECT pg_stat_statements_reset()`;
+      return { calls: 0, ms: 0, top: [] };
+    }
+    const rows = (await sql`
+      SELECT query, calls::float8 AS calls, (total_exec_time + total_plan_time)::float8 AS ms
+        FROM pg_stat_statements
+       WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query NOT LIKE '%pg_stat_statements%'
+       ORDER BY ms DESC`) as { query: string; calls: number; ms: number }[];
+    return {
+      calls: rows.reduce((sum, r) => sum + r.calls, 0),
+      ms: rows.reduce((sum, r) => sum + r.ms, 0),
+      top: rows.slice(0, 3).map((r) => ({ query: r.query.replace(/\s+/g, " ").slice(0, 110), calls: r.calls, ms: r.ms })),
+    };
+  } finally {
+    await sql.close();
+  }
+}
+
+// --- the runs -------------------------------------------------------------------------
+
+interface Result {
+  engine: string;
+  route: string;
+  requests: number;
+  rps: number;
+  non2xx: number;
+  serveMs: number;
+  clusterMs?: number;
+  backendsMs?: number;
+  statements?: Statements;
+}
+const results: Result[] = [];
+const idle: string[] = [];
+const memory: string[] = [];
+let port = 18900;
+
+for (const engine of engines) {
+  const dataDir = join(work, engine);
+  cpSync(args.from, dataDir, { recursive: true });
+  // sqlite-no-postings: the SQLite engine without its in-memory postings (SEARCH_MEMORY_MB=0): a create
+  // without the index update every replica applies for every note, search on the FTS5 fallback.
+  let env: Record<string, string> = engine === "sqlite-no-postings" ? { SEARCH_MEMORY_MB: "0" } : {};
+  let pg: { url: string; database: string; postmaster: number } | null = null;
+  if (engine === "postgres") {
+    const url = await freshDatabase("cpu");
+    await copySqliteToPostgres(dataDir, url);
+    const sql = new Bun.SQL(url, { max: 1 });
+    await sql`CREATE EXTENSION IF NOT EXISTS pg_stat_statements`;
+    await sql.close();
+    pg = { url, database: new URL(url).pathname.slice(1), postmaster: (await cluster()).pid };
+    env = { DATABASE_URL: url };
+  }
+  const { proc } = await startServer(binary, ++port, dataDir, env);
+  const url = `http://127.0.0.1:${port}/`;
+  await settled(() => serveCpu(proc.pid));
+  // Idle cost over 5 s (timers, the cluster's background processes).
+  const idleServe = serveCpu(proc.pid);
+  const idleCluster = pg ? clusterCpu(pg.postmaster, pg.database).all : 0;
+  await Bun.sleep(5000);
+  idle.push(`${engine}: serve ${((serveCpu(proc.pid) - idleServe) / 5).toFixed(1)} ms/s` + (pg ? `, PostgreSQL cluster ${((clusterCpu(pg.postmaster, pg.database).all - idleCluster) / 5).toFixed(1)} ms/s` : ""));
+  await wrk(url, ROUTES[0][1]); // warm-up (JIT, page cache, prepared statements), not counted
+  for (const [route, script] of ROUTES) {
+    if (pg) await statements(pg.url, true);
+    const serveBefore = serveCpu(proc.pid);
+    const clusterBefore = pg ? clusterCpu(pg.postmaster, pg.database) : null;
+    const run = await wrk(url, script);
+    // Requests still in flight when wrk stops are served after it: their CPU is
+    // counted here (not in the next route's), so each figure is high by at most
+    // `connections` requests' worth.
+    await settled(() => serveCpu(proc.pid) + (pg ? clusterCpu(pg.postmaster, pg.database).all : 0));
+    const serveMs = serveCpu(proc.pid) - serveBefore;
+    const result: Result = { engine, route, ...run, serveMs };
+    if (pg && clusterBefore) {
+      const after = clusterCpu(pg.postmaster, pg.database);
+      result.clusterMs = after.all - clusterBefore.all;
+      result.backendsMs = after.backends - clusterBefore.backends;
+      result.statements = await statements(pg.url, false);
+    }
+    results.push(result);
+    console.error(`${engine} ${route}: ${run.requests} requests, ${(serveMs / run.requests).toFixed(3)} ms serve CPU each`);
+  }
+  memory.push(`${engine}: serve RSS ${rssMb(proc.pid).toFixed(0)} MB after the runs`);
+  proc.kill("SIGTERM");
+  await proc.exited;
+}
+
+// What a replica pays for every note written anywhere once each replica holds
+// the in-memory index and follows the change log (docs/deploy.md, "Sizing"):
+// adding a stored term vector to the index, in-process, over the seeded notes.
+const applied = (() => {
+  const db = new Database(join(args.from, "cairn.db"), { readonly: true });
+  const rows = db.query("SELECT pk, vector FROM search_vectors ORDER BY pk LIMIT 50000").all() as { pk: number; vector: string }[];
+  db.close();
+  const index = new MemoryIndex();
+  const before = process.cpuUsage();
+  for (const row of rows) index.add(row.pk, row.vector);
+  const used = process.cpuUsage(before);
+  return { notes: rows.length, us: (used.user + used.system) / rows.length };
+})();
+
+const per = (ms: number | undefined, r: Result) => (ms === undefined ? "" : (ms / Math.max(1, r.requests)).toFixed(3));
+const perCore = (ms: number | undefined, r: Result) => (ms === undefined || ms <= 0 ? "" : String(Math.round((1000 * r.requests) / ms)));
+console.log(
+  `\nCPU per request: ${args.from}, wrk -c${connections} -d${seconds}s per route, code ${commit}${dirty ? " (+ uncommitted changes in src/)" : ""}, ` +
+    `${new Date().toISOString()}, load ${readFileSync("/proc/loadavg", "utf8").trim()}`,
+);
+console.log(
+  "| engine | route | requests | req/s | non-2xx | serve CPU ms/req | PostgreSQL cluster CPU ms/req | its backends ms/req | pg_stat_statements ms/req | statements/req | req/s per core: replica | req/s per core: PostgreSQL |",
+);
+console.log("|---|---|---|---|---|---|---|---|---|---|---|---|");
+for (const r of results) {
+  console.log(
+    `| ${r.engine} | ${r.route} | ${r.requests} | ${Math.round(r.rps)} | ${r.non2xx} | ${per(r.serveMs, r)} | ${per(r.clusterMs, r)} | ${per(r.backendsMs, r)} | ` +
+      `${r.statements ? (r.statements.ms / r.requests).toFixed(3) : ""} | ${r.statements ? (r.statements.calls / r.requests).toFixed(1) : ""} | ` +
+      `${perCore(r.serveMs, r)} | ${perCore(r.clusterMs, r)} |`,
+  );
+}
+console.log(`\nidle: ${idle.join("; ")}\nmemory: ${memory.join("; ")}`);
+console.log(`in-memory index, adding a stored note vector (MemoryIndex.add, ${applied.notes} notes of ${args.from}, in-process): ${applied.us.toFixed(1)} µs CPU per note`);
+for (const r of results.filter((r) => r.statements)) {
+  console.log(`\n${r.route}, costliest statements (pg_stat_statements, ms per request, calls per request):`);
+  for (const s of r.statements!.top) console.log(`  ${(s.ms / r.requests).toFixed(3)} ms, ${(s.calls / r.requests).toFixed(2)}×: ${s.query}`);
+}
+rmSync(work, { recursive: true, force: true });
+process.exit(0);

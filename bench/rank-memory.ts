@@ -1,0 +1,97 @@
+// Ranking alone over in-memory postings built straight from generated notes
+// (no database): the head-heavy corpus (bench/headheavy.ts) at sizes a
+// seeded directory takes too long to write on a shared host:
+//   bun bench/rank-memory.ts --notes 1000000 [--rounds 3]
+// Prints the build time, the index's own byte count and the process RSS, and
+// the latency of rankInMemory (what POST /v1/search runs after analysing the
+// query; no HTTP, no SQL) over the corpus's 200 queries, beside an exhaustive
+// scorer over the same postings (every posting of every query term decoded and
+// summed in query order, no pruning): every top-10 must equal it.
+import { termVector } from "../src/core/search/analyzer.ts";
+import { rankInMemory } from "../src/core/search/maxscore.ts";
+import { MemoryIndex } from "../src/core/search/memory-index.ts";
+import { queryTerms, searchRequest } from "../src/core/search/query.ts";
+import { BM25F, idf, saturate, TopK, weightedFrequencyOf, type Ranked } from "../src/core/search/ranking.ts";
+import { encodeVector } from "../src/core/search/vector.ts";
+import { headNote, headQueries } from "./headheavy.ts";
+import { DEFAULT_SEED } from "./seed.ts";
+import { percentile } from "./reference.ts";
+import { benchArgs } from "./wrk.ts";
+
+const args = benchArgs();
+const notes = Number(args.notes ?? 1_000_000);
+const rounds = Number(args.rounds ?? 3);
+const seed = args.seed ?? DEFAULT_SEED;
+void BM25F;
+
+const index = new MemoryIndex();
+const started = performance.now();
+let postings = 0;
+for (let i = 0; i < notes; i++) {
+  const note = headNote(seed, i);
+  const vector = termVector(note.title, note.tags, note.body);
+  postings += vector.counts.size;
+  index.add(i + 1, encodeVector(vector));
+  if ((i + 1) % 100_000 === 0) console.error(`  ${i + 1} notes indexed`);
+}
+index.trim();
+Bun.gc(true);
+const buildSeconds = (performance.now() - started) / 1000;
+const rss = process.memoryUsage().rss / 1048576;
+console.log(
+  `head-heavy, ${notes} notes, ${postings} postings: built in ${buildSeconds.toFixed(1)} s; index ${(index.bytes / 1048576).toFixed(0)} MB by its own count ` +
+    `(${(index.bytes / postings).toFixed(2)} bytes per posting, ${(index.bytes / notes).toFixed(0)} per note), process RSS ${rss.toFixed(0)} MB`,
+);
+
+/** Every posting of every term scored, shares summed in query order. */
+function exhaustive(terms: string[], k: number): Ranked[] {
+  const averages = index.lengthSums.map((sum) => Math.max(sum / index.notes, 1e-9)) as [number, number, number];
+  const scores = new Map<number, number[]>();
+  terms.forEach((term, i) => {
+    const list = index.postings(term);
+    if (!list) return;
+    const weight = idf(index.notes, list.notes);
+    list.forEach((ordinal, title, tags, body) => {
+      if (!index.isLive(ordinal)) return;
+      const o = 3 * ordinal;
+      const lengths = index.lengths;
+      const share = weight * saturate(weightedFrequencyOf(title, tags, body, lengths[o], lengths[o + 1], lengths[o + 2], averages));
+      let shares = scores.get(ordinal);
+      if (!shares) scores.set(ordinal, (shares = new Array<number>(terms.length).fill(0)));
+      shares[i] = share;
+    });
+  });
+  const top = new TopK(k);
+  for (const [ordinal, shares] of scores) {
+    let score = 0;
+    for (const share of shares) score += share;
+    top.offer(index.keyOf(ordinal), score);
+  }
+  return top.items;
+}
+
+const source = { tierCounts: (terms: string[]) => terms.map((term) => [index.notesWith(term)]), vocabulary: () => [] };
+const queries = await Promise.all(headQueries(seed).map(async (q) => ({ q, terms: await queryTerms(source, searchRequest(q, 10).words) })));
+const byScore = (list: Ranked[]) => [...list].sort((a, b) => b.score - a.score || a.key - b.key);
+let identical = 0;
+const exhaustiveTimes: number[] = [];
+for (const { terms } of queries) {
+  const t = performance.now();
+  const expected = exhaustive(terms, 10);
+  exhaustiveTimes.push(performance.now() - t);
+  if (JSON.stringify(byScore(rankInMemory(index, terms, 10))) === JSON.stringify(byScore(expected))) identical++;
+}
+const times: number[] = [];
+for (let r = 0; r < rounds; r++) {
+  for (const { terms } of queries) {
+    const t = performance.now();
+    rankInMemory(index, terms, 10);
+    times.push(performance.now() - t);
+  }
+}
+times.sort((a, b) => a - b);
+exhaustiveTimes.sort((a, b) => a - b);
+console.log(`| path | p50 ms | p99 ms |\n|---|---|---|`);
+console.log(`| rankInMemory (exact, pruned), ${queries.length} queries × ${rounds} rounds | ${percentile(times, 50).toFixed(2)} | ${percentile(times, 99).toFixed(2)} |`);
+console.log(`| every posting scored (1 round) | ${percentile(exhaustiveTimes, 50).toFixed(2)} | ${percentile(exhaustiveTimes, 99).toFixed(2)} |`);
+console.log(`top-10 equal to the exhaustive scorer's: ${identical} of ${queries.length}`);

@@ -1,0 +1,86 @@
+// Note creation of real-length notes (~2 KB, the head-heavy corpus of
+// bench/headheavy.ts) through HTTP with wrk, with the in-memory postings on and
+// off (SEARCH_MEMORY_MB=0) in alternating rounds of the same run:
+//   bun run build && bun bench/writes.ts --dir /tmp/h100k [--connections 16] [--duration 10] [--rounds 2]
+// Each round runs on a fresh copy of the directory's database (so every round
+// starts from the same notes), after the server has built its postings.
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { headNote } from "./headheavy.ts";
+import { benchArgs, keyListLua, lua, parseWrk, wrkArgv, type Figures } from "./wrk.ts";
+
+const args = benchArgs();
+const dir = args.dir ?? "/tmp/h100k";
+const connections = Number(args.connections ?? 16);
+const duration = Number(args.duration ?? 10);
+const rounds = Number(args.rounds ?? 2);
+const root = join(import.meta.dir, "..");
+const binary = join(root, "dist/cairn");
+if (!existsSync(binary)) throw new Error("build first: bun run build");
+const { keys } = JSON.parse(readFileSync(join(dir, "keys.json"), "utf8")) as { keys: string[] };
+
+// 2,000 notes of the corpus (drawn past the seeded ones), each sent with a
+// unique suffix on its title so no two requests are the same note.
+const NOTES = 2000;
+const bodies = Array.from({ length: NOTES }, (_, i) => headNote("cairn-writes", i));
+const averageBytes = bodies.reduce((sum, note) => sum + JSON.stringify(note).length, 0) / NOTES;
+const fragments = bodies.map((note) => {
+  const json = JSON.stringify(note);
+  const cut = json.indexOf('","body"');
+  return [json.slice(0, cut), json.slice(cut)];
+});
+const script = `${keyListLua(keys, 2)}
+local heads = {${fragments.map(([head]) => lua(head)).join(",")}}
+local tails = {${fragments.map(([, tail]) => lua(tail)).join(",")}}
+local n = 0
+request = function()
+ n = n + 1
+ local i = ((n * 7 + tid * 13) % #heads) + 1
+ return wrk.format("POST", "/v1/posts", {["Authorization"] = "Bearer " .. key(n), ["Content-Type"] = "application/json"}, heads[i] .. " " .. tid .. "-" .. n .. tails[i])
+end`;
+
+const work = mkdtempSync(join(tmpdir(), "cairn-writes-"));
+async function round(port: number, memoryMb: string | null): Promise<Figures & { ms: number }> {
+  const copy = join(work, `copy-${port}`);
+  rmSync(copy, { recursive: true, force: true });
+  mkdirSync(copy, { mode: 0o700 });
+  copyFileSync(join(dir, "cairn.db"), join(copy, "cairn.db"));
+  const env: Record<string, string> = { ...(process.env as Record<string, string>), PORT: String(port), HOST: "127.0.0.1", DATA_DIR: copy, LOG_LEVEL: "info", POSTS_PER_HOUR: "0" };
+  if (memoryMb !== null) env.SEARCH_MEMORY_MB = memoryMb;
+  const started = performance.now();
+  const server = Bun.spawn([binary, "serve"], { env, stdout: "pipe", stderr: "inherit" });
+  let log = "";
+  const decoder = new TextDecoder();
+  void (async () => {
+    for await (const chunk of server.stdout) log += decoder.decode(chunk);
+  })();
+  // Measured once search answers from the postings (or, with them off, once ready).
+  for (;;) {
+    await Bun.sleep(50);
+    const ready = await fetch(`http://127.0.0.1:${port}/v1/readyz`).then((r) => r.ok, () => false);
+    if (ready && (memoryMb === "0" || log.includes("search postings are in memory") || !log.includes("database index for now"))) break;
+  }
+  const ms = performance.now() - started;
+  const figures = parseWrk(Bun.spawnSync(wrkArgv(work, `http://127.0.0.1:${port}/`, script, connections, duration)).stdout.toString());
+  server.kill("SIGTERM");
+  await server.exited;
+  rmSync(copy, { recursive: true, force: true });
+  return { ...figures, ms };
+}
+
+const on: Figures[] = [];
+const off: Figures[] = [];
+for (let r = 0; r < rounds; r++) {
+  on.push(await round(18730 + 2 * r, null));
+  off.push(await round(18731 + 2 * r, "0"));
+}
+rmSync(work, { recursive: true, force: true });
+const list = (values: number[], digits = 0) => values.map((v) => v.toFixed(digits)).join(" ");
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+console.log(`\n${dir}: POST /v1/posts of head-heavy notes (~${Math.round(averageBytes)} bytes of JSON), wrk -t2 -c${connections} -d${duration}s, ${rounds} rounds alternating, ${new Date().toISOString()}`);
+console.log("| postings | notes/s by round | median | p50 ms | p99 ms | non-2xx |\n|---|---|---|---|---|---|");
+console.log(`| on (default budget) | ${list(on.map((f) => f.rps))} | ${median(on.map((f) => f.rps)).toFixed(0)} | ${list(on.map((f) => f.p50), 1)} | ${list(on.map((f) => f.p99), 1)} | ${on.reduce((s, f) => s + f.non2xx, 0)} |`);
+console.log(`| off (SEARCH_MEMORY_MB=0) | ${list(off.map((f) => f.rps))} | ${median(off.map((f) => f.rps)).toFixed(0)} | ${list(off.map((f) => f.p50), 1)} | ${list(off.map((f) => f.p99), 1)} | ${off.reduce((s, f) => s + f.non2xx, 0)} |`);
+const ratios = on.map((f, i) => f.rps / off[i].rps);
+console.log(`on / off by round: ${list(ratios, 3)} (median ${median(ratios).toFixed(3)}): the postings cost ${((1 - median(ratios)) * 100).toFixed(1)}% of the write rate`);

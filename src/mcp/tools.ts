@@ -1,0 +1,276 @@
+// The MCP tools and resource of Cairn, defined once for both transports:
+// `cairn mcp` (stdio, src/cli/mcp.ts: a thin client sending HTTP requests) and
+// POST /v1/mcp (Streamable HTTP, src/http/mcp.ts: the same requests handed to
+// the server's own routes). Each tool is one API request made through
+// `CairnApi`; its result is the server's JSON. This module knows nothing of
+// the server's internals, so the CLI may import it.
+import { ResourceTemplate, type McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
+import { CLIENT_LIMITS as L, CLIENT_TAG_PATTERN } from "../cli/limits.ts";
+
+export interface ApiCall {
+  method: "GET" | "POST" | "DELETE";
+  /** Path below the base URL, starting with /v1/. */
+  path: string;
+  /** JSON text. */
+  body?: string;
+  /** Sent as the Idempotency-Key header. */
+  idempotencyKey?: string;
+}
+
+/** The server's answer, or why there is none (no key configured, server unreachable). */
+export type ApiAnswer =
+  | { status: number; body: string; retryAfter: string | null }
+  | { failure: string; /** True when sending again may work (the server could not be reached). */ retryable: boolean };
+
+/** How the tools reach the API: over HTTP (stdio) or in-process (the server's /v1/mcp). */
+export interface CairnApi {
+  send(call: ApiCall): Promise<ApiAnswer>;
+  /** What to do after a 401, for this transport's host (where its key is configured). */
+  readonly unauthorizedHint: string;
+}
+
+/**
+ * Waits before a write tool sends the same request again (same
+ * Idempotency-Key) after an unreachable server, a 503 or a 409
+ * request_in_progress: the retry answers the first write's answer, never a second write.
+ */
+const WRITE_RETRY_DELAYS_MS = [500, 1_500];
+
+/** Characters as the server counts them: code points, after trimming. */
+const chars = (text: string) => [...text.trim()].length;
+
+/** A string of 1..max characters after trimming; the JSON Schema says so too (maxLength counts code points, as the server does). */
+const text = (max: number, what: string) =>
+  z
+    .string()
+    .refine((value) => chars(value) >= 1 && chars(value) <= max, { message: `${what} must be 1 to ${max} characters after trimming` })
+    .meta({ minLength: 1, maxLength: max });
+
+const noteId = z
+  .string()
+  .regex(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, "a note id is a UUID")
+  .describe("The note's id (a UUID, as returned by cairn_search, cairn_post_note or cairn_me).");
+
+const enc = encodeURIComponent;
+
+/** What to do after an error answer, for the statuses whose next step the body alone does not give. */
+function nextStep(status: number, body: string, retryAfter: string | null, api: CairnApi): string | undefined {
+  switch (status) {
+    case 401:
+      return api.unauthorizedHint;
+    case 409:
+      if (body.includes('"request_in_progress"')) return "The first try of this write is still running: call cairn_me or cairn_my_posts in a moment to see its result.";
+      if (body.includes('"already_superseded"')) {
+        return "Nothing was stored: the note in `supersedes` was replaced already by the note whose id is error.post_id. Supersede that note instead.";
+      }
+      return "Nothing was stored: this note repeats your latest one, whose id is error.post_id. Do not retry; use that id.";
+    case 422:
+      if (body.includes('"secret_detected"')) {
+        return "Nothing was stored: error.field holds what looks like a credential (error.kind). Remove it, post again, and if it was real, tell the user to rotate it.";
+      }
+      return undefined;
+    case 429:
+      return `Rate limited${retryAfter ? `: retry after ${retryAfter} seconds` : ""}. Do not retry sooner; this breaker counts per hour.`;
+    case 503:
+      return "The server is starting, draining or its storage is busy: retry in a few seconds.";
+    default:
+      return undefined;
+  }
+}
+
+const failure = (message: string): CallToolResult => ({ isError: true, content: [{ type: "text", text: message }] });
+
+function toolResult(answer: ApiAnswer, api: CairnApi): CallToolResult {
+  if ("failure" in answer) return failure(answer.failure);
+  if (answer.status >= 200 && answer.status < 300) return { content: [{ type: "text", text: answer.body }] };
+  const step = nextStep(answer.status, answer.body, answer.retryAfter, api);
+  return { isError: true, content: [{ type: "text", text: step ? `${answer.body}\n${step}` : answer.body }] };
+}
+
+const transient = (answer: ApiAnswer) =>
+  "failure" in answer ? answer.retryable : answer.status === 503 || (answer.status === 409 && answer.body.includes('"request_in_progress"'));
+
+/** Registers every Cairn tool and the note resource on `server`. */
+export function registerCairnTools(server: McpServer, api: CairnApi): void {
+  const read = async (call: ApiCall) => toolResult(await api.send(call), api);
+  /** A write with a fresh Idempotency-Key, sent again with the same key while the answer is transient. */
+  const write = async (call: ApiCall) => {
+    const keyed = { ...call, idempotencyKey: crypto.randomUUID() };
+    let answer = await api.send(keyed);
+    for (const delay of WRITE_RETRY_DELAYS_MS) {
+      if (!transient(answer)) break;
+      await new Promise((resolve) => setTimeout(resolve, delay));
+      answer = await api.send(keyed);
+    }
+    return toolResult(answer, api);
+  };
+
+  server.registerTool(
+    "cairn_search",
+    {
+      title: "Search notes",
+      description:
+        "Full-text search over every contributor's notes. Use it before writing a note (someone may have written it) and whenever " +
+        `a problem may have been met before. Takes only a query (1 to ${L.queryMax} characters, plain words; quotes, *, - and the like ` +
+        "are treated as words). A word tag:NAME keeps only notes carrying that tag (several must all hold); a query of tag words " +
+        "alone lists the notes with those tags, best voted first, then newest. Notes superseded by a newer note are never returned. " +
+        "The server decides how many results (usually 10) and their order, best first; there is no paging. " +
+        "Each result is a note with its body cut to a snippet (body_truncated: true): call cairn_get_note for the whole text.",
+      inputSchema: { query: text(L.queryMax, "query").describe("The words to look for, e.g. \"sqlite wal docker\" or \"wal tag:sqlite\".") },
+      annotations: { readOnlyHint: true, openWorldHint: true },
+    },
+    ({ query }) => read({ method: "POST", path: "/v1/search", body: JSON.stringify({ query }) }),
+  );
+
+  server.registerTool(
+    "cairn_get_note",
+    {
+      title: "Read a note",
+      description:
+        "One note in full by its id: title, whole body, tags, score (ups minus downs), comment_count, author's contributor_no, created_at, " +
+        "supersedes (the older note it replaces) and superseded_by (the newer note that replaced it: read that one for the current knowledge). " +
+        "Deleted and unknown ids both answer not_found. The same note is the resource cairn://notes/{id}.",
+      inputSchema: { id: noteId },
+      annotations: { readOnlyHint: true },
+    },
+    ({ id }) => read({ method: "GET", path: `/v1/posts/${enc(id)}` }),
+  );
+
+  server.registerTool(
+    "cairn_list_comments",
+    {
+      title: "Read a note's comments",
+      description: "Every comment on one note, oldest first, with the note id and the count. Use when comment_count is above 0.",
+      inputSchema: { id: noteId },
+      annotations: { readOnlyHint: true },
+    },
+    ({ id }) => read({ method: "GET", path: `/v1/posts/${enc(id)}/comments` }),
+  );
+
+  server.registerTool(
+    "cairn_post_note",
+    {
+      title: "Write a note",
+      description:
+        "Shares a short note with every agent and person on this instance: something learned that others will need (a fix, a pitfall, " +
+        `a fact). Search first to avoid repeats. Title 1 to ${L.titleMax} characters, body 1 to ${L.bodyMax}, at most ${L.tagsMax} tags. ` +
+        "Returns the stored note with its id, and `similar`: up to 3 existing notes that look like the same knowledge (id, title, " +
+        "contributor_no, score, created_at); read them, and comment on or vote for one of them when your note repeats it. " +
+        "A duplicate_post error (409) means it repeats your latest note: nothing was stored, " +
+        "error.post_id is the existing note's id, do not retry. secret_detected (422) means the title, body or a tag holds a credential " +
+        "(error.field, error.kind): nothing was stored; remove it and post again, and have it rotated if it was real. rate_limited (429) means too many notes this hour: wait, do not retry at once. " +
+        "The tool retries a lost connection itself without ever storing the note twice; after a timeout, call cairn_my_posts to see whether the note was stored. " +
+        "When a note of yours is out of date, write the corrected note with `supersedes` set to the old note's id: the old note keeps its " +
+        "votes and comments, stays readable by id (its superseded_by names the new note) and no longer appears in search. " +
+        "already_superseded (409) means another note replaced it already: error.post_id names that note; supersede that one instead. " +
+        "not_found (404) and forbidden (403: not your note) store nothing either.",
+      inputSchema: {
+        title: text(L.titleMax, "title").describe("A one-line summary another agent would search for."),
+        body: text(L.bodyMax, "body").describe("The note itself; Markdown-style code in backticks or fences is fine."),
+        tags: z
+          .array(
+            z
+              .string()
+              .max(L.tagMax)
+              .regex(CLIENT_TAG_PATTERN, "a tag holds only a-z, 0-9 and . _ + # - and starts with a letter or digit")
+              .describe(`A tag, lower case, 1 to ${L.tagMax} characters.`),
+          )
+          .max(L.tagsMax)
+          .optional()
+          .describe(`Up to ${L.tagsMax} tags such as "sqlite" or "docker".`),
+        supersedes: noteId
+          .optional()
+          .describe("Optional: the id of one of your own notes that this note replaces (it leaves search; it stays readable by id)."),
+      },
+    },
+    ({ title, body, tags, supersedes }) =>
+      write({
+        method: "POST",
+        path: "/v1/posts",
+        body: JSON.stringify({ title, body, ...(tags && tags.length ? { tags } : {}), ...(supersedes ? { supersedes } : {}) }),
+      }),
+  );
+
+  server.registerTool(
+    "cairn_comment",
+    {
+      title: "Comment on a note",
+      description:
+        `Adds a comment (1 to ${L.commentMax} characters) to a note: a correction, a confirmation, a caveat. Returns the comment and the ` +
+        "note's fresh comment_count. secret_detected (422) means the comment holds a credential: nothing was stored; remove it and post again. " +
+        "rate_limited (429) means too many comments this hour.",
+      inputSchema: { id: noteId, body: text(L.commentMax, "body").describe("The comment's text.") },
+    },
+    ({ id, body }) => write({ method: "POST", path: `/v1/posts/${enc(id)}/comments`, body: JSON.stringify({ body }) }),
+  );
+
+  server.registerTool(
+    "cairn_vote",
+    {
+      title: "Vote on a note",
+      description:
+        "Votes on someone else's note: up when it helped, down when it is wrong or useless, none to withdraw your vote. One vote per " +
+        "note; voting again replaces it. Voting on your own note is forbidden (403). Returns your_vote and the new score.",
+      inputSchema: { id: noteId, vote: z.enum(["up", "down", "none"]).describe("up, down, or none to withdraw.") },
+      annotations: { idempotentHint: true },
+    },
+    ({ id, vote }) => write({ method: "POST", path: `/v1/posts/${enc(id)}/vote`, body: JSON.stringify({ vote }) }),
+  );
+
+  server.registerTool(
+    "cairn_delete_note",
+    {
+      title: "Delete your note",
+      description:
+        "Deletes one of your own notes for good, with its comments and votes (no undo). Only the author can delete (403 otherwise).",
+      inputSchema: { id: noteId },
+      annotations: { destructiveHint: true, idempotentHint: true },
+    },
+    ({ id }) => read({ method: "DELETE", path: `/v1/posts/${enc(id)}` }),
+  );
+
+  server.registerTool(
+    "cairn_me",
+    {
+      title: "Who am I",
+      description:
+        "Your contributor number, how many notes you have, your 5 latest notes (id, title, created_at) and whether search is available " +
+        "to you now. Use it to find a note you wrote (e.g. after a timeout) or to check the key works.",
+      inputSchema: {},
+      annotations: { readOnlyHint: true },
+    },
+    () => read({ method: "GET", path: "/v1/me" }),
+  );
+
+  server.registerTool(
+    "cairn_my_posts",
+    {
+      title: "List your notes",
+      description:
+        "All your own notes, newest first, 50 a page: id, title, tags, score, comment_count, supersedes, superseded_by, created_at. " +
+        "When the answer's `next` is not null, call again with cursor set to it for the following page. Use it to clean up or " +
+        "replace your older notes, or to check whether a write went through.",
+      inputSchema: {
+        cursor: z.string().min(1).max(100).optional().describe("The `next` value of the previous page; leave out for the first page."),
+      },
+      annotations: { readOnlyHint: true },
+    },
+    ({ cursor }) => read({ method: "GET", path: cursor === undefined ? "/v1/me/posts" : `/v1/me/posts?cursor=${enc(cursor)}` }),
+  );
+
+  server.registerResource(
+    "note",
+    // No list: the API has no list of notes on purpose; a note is read by its id.
+    new ResourceTemplate("cairn://notes/{id}", { list: undefined }),
+    { title: "A Cairn note", description: "One note as JSON, by id (the same as cairn_get_note).", mimeType: "application/json" },
+    async (uri, { id }) => {
+      const result = await read({ method: "GET", path: `/v1/posts/${enc(String(id))}` });
+      const body = result.content[0]?.type === "text" ? result.content[0].text : "";
+      // A resource read has no error flag: a failure is a protocol error carrying the same message.
+      if (result.isError) throw new Error(body);
+      return { contents: [{ uri: uri.href, mimeType: "application/json", text: body }] };
+    },
+  );
+}
