@@ -3,7 +3,7 @@
 // it scores when searched for by them, by the same function and sums as
 // every ranking path, ranking.ts), and the notes sharing one of its rarest
 // terms scored against it. The in-memory postings run the same through
-// MaxScore (maxscore.ts, `floor` and `maxEssential`).
+// MaxScore (maxscore.ts: `floor`, `candidateTerms`, `maxCandidates`).
 import type { Fields } from "./analyzer.ts";
 import { idf, scoreVector, TopK, type QueryTerm, type Ranked, type TermSource } from "./ranking.ts";
 
