@@ -34,13 +34,19 @@ export const SIMILAR_CANDIDATE_TERMS = 3;
 export const SIMILAR_MAX_CANDIDATES = 4096;
 /** Index terms looked up at most: a long note is looked up by its title and its most frequent body words. */
 export const SIMILAR_TERMS = 16;
+/**
+ * Body characters the terms are picked from: the body's start says what a
+ * note is about, and a 20,000-character body would cost far more to count
+ * than the lookup itself.
+ */
+export const SIMILAR_BODY_CHARS = 2_000;
 
 const WORD = /[\p{L}\p{N}\p{M}]+/gu;
 
 /**
  * The index terms a note is looked up by: its title's terms, then its body's
- * by frequency in the body (first occurrence breaks ties), function words
- * left out, at most SIMILAR_TERMS.
+ * (its first SIMILAR_BODY_CHARS characters) by frequency (first occurrence
+ * breaks ties), function words left out, at most SIMILAR_TERMS.
  */
 export function similarTerms(title: string, body: string): string[] {
   const terms: string[] = [];
@@ -54,7 +60,7 @@ export function similarTerms(title: string, body: string): string[] {
   const contentTerms = (text: string) => analyze((text.toLowerCase().match(WORD) ?? []).filter((word) => !STOPWORDS.has(word)).join(" "));
   for (const term of contentTerms(title)) add(term);
   const counts = new Map<string, number>();
-  for (const term of contentTerms(body)) counts.set(term, (counts.get(term) ?? 0) + 1);
+  for (const term of contentTerms(body.slice(0, SIMILAR_BODY_CHARS))) counts.set(term, (counts.get(term) ?? 0) + 1);
   // Map order is first occurrence; a stable sort keeps it among equal counts.
   for (const [term] of [...counts].sort((a, b) => b[1] - a[1])) add(term);
   return terms;
