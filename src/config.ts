@@ -45,6 +45,10 @@ export interface Config {
    * docs/design.md, "Search".
    */
   searchMemoryBytes: number;
+  /** List near-duplicates in the answer of POST /v1/posts (SIMILAR_NOTES; docs/design.md, "Similar notes"). */
+  similarNotes: boolean;
+  /** Refuse titles, bodies, tags and comments holding a credential (SECRET_SCAN; docs/design.md, "Secrets"). */
+  secretScan: boolean;
   /** With EMAIL_ENABLED=1: welcome e-mails to one address in a rolling day at most (0: no limit). */
   welcomeMailsPerAddressPerDay: number;
   breakers: Breakers;
@@ -127,6 +131,8 @@ export function loadConfig(env: Env = process.env): Config {
     welcomeMailsPerAddressPerDay: intSetting(env, "WELCOME_MAILS_PER_ADDRESS_PER_DAY", 1),
     noteCacheBytes: intSetting(env, "NOTE_CACHE_MB", 64, 0, 65_536) * 1024 * 1024,
     searchMemoryBytes: intSetting(env, "SEARCH_MEMORY_MB", defaultSearchMemoryMb(), 0, 1_048_576) * 1024 * 1024,
+    secretScan: boolSetting(env, "SECRET_SCAN", true),
+    similarNotes: boolSetting(env, "SIMILAR_NOTES", true),
     breakers: {
       postsPerHour: intSetting(env, "POSTS_PER_HOUR", 30),
       commentsPerHour: intSetting(env, "COMMENTS_PER_HOUR", 120),

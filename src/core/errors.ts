@@ -7,6 +7,7 @@ export type ErrorCode =
   | "forbidden"
   | "not_found"
   | "duplicate_post"
+  | "secret_detected"
   | "already_superseded"
   | "payload_too_large"
   | "unsupported_media_type"
@@ -24,6 +25,8 @@ export class AppError extends Error {
     readonly retryAfter?: number,
     /** The existing note a duplicate repeats (duplicate_post), or the note that superseded the target (already_superseded): sent as `error.post_id`. */
     readonly postId?: string,
+    /** Where a credential was found and its kind (secret_detected only): sent as `error.field` and `error.kind`, never the credential. */
+    readonly secret?: { field: string; kind: string },
   ) {
     super(message);
     this.name = "AppError";
@@ -40,3 +43,13 @@ export const unauthorized = () =>
 
 export const noteNotFound = () =>
   new AppError("not_found", "No note has this id. Check the id; deleted notes cannot be fetched.");
+
+/** A credential in a field (src/core/secrets.ts): nothing is stored, and the credential is never repeated. */
+export const secretDetected = (field: string, kind: string) =>
+  new AppError(
+    "secret_detected",
+    `\`${field}\` holds what looks like a credential (${kind}); nothing was stored. Remove it and post again. If it was a real credential, rotate it now: it may have been copied into logs or prompts on its way here.`,
+    undefined,
+    undefined,
+    { field, kind },
+  );

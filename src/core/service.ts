@@ -2,13 +2,16 @@
 import type { Config } from "../config.ts";
 import type { Store, SupersedeRefusal } from "../store/types.ts";
 import { AddressThrottle } from "./address-throttle.ts";
+import { AdmittedComment, AdmittedNote } from "./admission.ts";
 import { Breakers } from "./breakers.ts";
-import { AppError, invalid, noteNotFound, unauthorized } from "./errors.ts";
+import { AppError, invalid, noteNotFound, secretDetected, unauthorized } from "./errors.ts";
 import { uuidv7 } from "./ids.ts";
 import { bearerToken, digestKeyText, digestsEqual, keyPrefix, looksLikeKey, mintKey } from "./keys.ts";
 import { KnownKeys } from "./known-keys.ts";
 import { LIMITS, normaliseComment, normaliseEmail, normaliseNote, normaliseQuery, parseNoteId } from "./limits.ts";
 import { searchRequest } from "./search/query.ts";
+import { SecretScanner } from "./secrets.ts";
+import { similarNotes } from "./similar.ts";
 import { commentView, iso, noteView, searchResultView } from "./views.ts";
 import { voteDirection, voteValue, type VoteDirection } from "./votes.ts";
 import { IdempotencyReservationLost, type NoteRecord, type StoredAnswer, type VoteOutcome } from "../store/types.ts";
@@ -36,7 +39,7 @@ const sameTags = (a: string[], b: string[]) => {
   return b.every((tag) => set.has(tag));
 };
 
-/** What POST /v1/posts answers for the store's outcome (a duplicate is the 409). */
+/** What POST /v1/posts answers for the store's outcome (a duplicate is the 409), without its `similar` list. */
 function createdNote(created: NoteRecord | { duplicateOf: string } | SupersedeRefusal) {
   if ("duplicateOf" in created) {
     throw new AppError(
@@ -70,6 +73,8 @@ export class Cairn {
   readonly breakers: Breakers;
   private readonly knownKeys = new KnownKeys();
   private readonly welcomeMails: AddressThrottle;
+  /** Null when SECRET_SCAN=0. */
+  private readonly secrets: SecretScanner | null;
 
   constructor(
     private readonly store: Store,
@@ -89,6 +94,20 @@ export class Cairn {
       now,
     );
     this.welcomeMails = new AddressThrottle(config.welcomeMailsPerAddressPerDay, now);
+    this.secrets = config.secretScan ? new SecretScanner() : null;
+  }
+
+  /**
+   * Refuses text holding a credential (422 secret_detected), before any
+   * breaker counts the request or anything is stored; the error names the
+   * field and the kind, never the credential.
+   */
+  private refuseSecrets(fields: [field: string, text: string][]): void {
+    if (this.secrets === null) return;
+    for (const [field, text] of fields) {
+      const kind = this.secrets.find(text);
+      if (kind !== null) throw secretDetected(field, kind);
+    }
   }
 
   /**
@@ -192,16 +211,46 @@ export class Cairn {
     };
   }
 
-  async createNote(contributorNo: number, input: { title: string; body: string; tags?: string[]; supersedes?: string | null }, slot?: AnswerSlot) {
+  /**
+   * The checks of a new note made before anything counts it, reserves its
+   * Idempotency-Key or stores it: limits, `supersedes`, the secret scan.
+   */
+  admitNote(input: { title: string; body: string; tags?: string[]; supersedes?: string | null }): AdmittedNote {
     const note = normaliseNote(input);
     const supersedes = input.supersedes == null ? null : parseNoteId(input.supersedes, "`supersedes`");
+    this.refuseSecrets([["title", note.title], ["body", note.body], ...note.tags.map((tag): [string, string] => ["tags", tag])]);
+    return new AdmittedNote(note, supersedes);
+  }
+
+  async createNote(contributorNo: number, input: { title: string; body: string; tags?: string[]; supersedes?: string | null } | AdmittedNote, slot?: AnswerSlot) {
+    const { note, supersedes } = input instanceof AdmittedNote ? input : this.admitNote(input);
     this.breakers.hit("posts", contributorNo);
+    // Looked up before the write (the new note is not in the index yet), so
+    // that the answer stored with the write for a keyed request lists them too.
+    const similar = await this.similarTo({ ...note, supersedes });
+    const answer = (created: Parameters<typeof createdNote>[0]) => ({ ...createdNote(created), similar });
     const created = await this.store.createNote(
       { id: uuidv7(), contributorNo, ...note, createdAt: this.now(), supersedes },
       (latest) => latest.title === note.title && latest.body === note.body && sameTags(latest.tags, note.tags),
-      completionFor(slot, createdNote, (created) => ("id" in created ? created.id : null)),
+      completionFor(slot, answer, (created) => ("id" in created ? created.id : null)),
     );
-    return createdNote(created);
+    return answer(created);
+  }
+
+  /**
+   * Near-duplicates of a note about to be stored, for the 201 answer (never
+   * the note it supersedes; superseded notes are out of the search index, so
+   * never listed). Empty when SIMILAR_NOTES=0 or search is off.
+   */
+  private async similarTo(note: { title: string; body: string; tags: string[]; supersedes: string | null }) {
+    if (!this.config.similarNotes || !this.config.searchEnabled) return [];
+    return (await similarNotes(this.store, note)).map((found) => ({
+      id: found.id,
+      title: found.title,
+      contributor_no: found.contributorNo,
+      score: found.score,
+      created_at: iso(found.createdAt),
+    }));
   }
 
   async getNote(rawId: string) {
@@ -227,9 +276,16 @@ export class Cairn {
     return { post_id: id, count: list.total, comments: list.comments.map(commentView) };
   }
 
-  async addComment(contributorNo: number, rawId: string, rawBody: string, slot?: AnswerSlot) {
+  /** The checks of a comment made before anything counts it, reserves its Idempotency-Key or stores it (admitNote's). */
+  admitComment(rawId: string, rawBody: string): AdmittedComment {
     const id = parseNoteId(rawId);
     const body = normaliseComment(rawBody);
+    this.refuseSecrets([["body", body]]);
+    return new AdmittedComment(id, body);
+  }
+
+  async addComment(contributorNo: number, input: { postId: string; body: string } | AdmittedComment, slot?: AnswerSlot) {
+    const { postId: id, body } = input instanceof AdmittedComment ? input : this.admitComment(input.postId, input.body);
     this.breakers.hit("comments", contributorNo);
     const comment = (added: Awaited<ReturnType<Store["addComment"]>>) => {
       if (!added) throw noteNotFound();

@@ -123,15 +123,19 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
     })
     .post(
       "/v1/posts",
-      ({ contributorNo, body, status, request, set }) => {
+      async ({ contributorNo, body, status, request, set }) => {
         const key = idempotencyKeyOf(request);
-        if (key !== undefined) return idempotentResponse(cairn, contributorNo, key, "POST /v1/posts", body, 201, set, (slot) => cairn.createNote(contributorNo, body, slot));
+        if (key !== undefined) {
+          // Checked before the key is reserved: a refused note (a credential in it) leaves no trace.
+          const note = cairn.admitNote(body);
+          return idempotentResponse(cairn, contributorNo, key, "POST /v1/posts", body, 201, set, (slot) => cairn.createNote(contributorNo, note, slot));
+        }
         return cairn.createNote(contributorNo, body).then((note) => status(201, note));
       },
       {
         body: S.NoteRequest,
         headers: S.IdempotencyHeaders,
-        response: { 201: S.Note, 403: S.ErrorBody, 404: S.ErrorBody, 409: S.PostConflictErrorBody, ...S.idempotentErrors, ...S.keyedErrors },
+        response: { 201: S.CreatedNote, 403: S.ErrorBody, 404: S.ErrorBody, 409: S.PostConflictErrorBody, ...S.textWriteErrors, ...S.keyedErrors },
         detail: { summary: "Create a note", tags: ["notes"] },
       },
     )
@@ -153,19 +157,21 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
     })
     .post(
       "/v1/posts/:post_id/comments",
-      ({ contributorNo, params, body, status, request, set }) => {
+      async ({ contributorNo, params, body, status, request, set }) => {
         const key = idempotencyKeyOf(request);
         if (key !== undefined) {
           const route = `POST /v1/posts/${params.post_id.toLowerCase()}/comments`;
-          return idempotentResponse(cairn, contributorNo, key, route, body, 201, set, (slot) => cairn.addComment(contributorNo, params.post_id, body.body, slot));
+          // Checked before the key is reserved, as for a note.
+          const comment = cairn.admitComment(params.post_id, body.body);
+          return idempotentResponse(cairn, contributorNo, key, route, body, 201, set, (slot) => cairn.addComment(contributorNo, comment, slot));
         }
-        return cairn.addComment(contributorNo, params.post_id, body.body).then((comment) => status(201, comment));
+        return cairn.addComment(contributorNo, { postId: params.post_id, body: body.body }).then((comment) => status(201, comment));
       },
       {
         params: S.IdParams,
         body: S.CommentRequest,
         headers: S.IdempotencyHeaders,
-        response: { 201: S.CommentResponse, 404: S.ErrorBody, 409: S.ErrorBody, ...S.idempotentErrors, ...S.keyedErrors },
+        response: { 201: S.CommentResponse, 404: S.ErrorBody, 409: S.ErrorBody, ...S.textWriteErrors, ...S.keyedErrors },
         detail: { summary: "Comment on a note", tags: ["comments"] },
       },
     )

@@ -7,6 +7,7 @@ export const STATUS: Record<ErrorCode, number> = {
   forbidden: 403,
   not_found: 404,
   duplicate_post: 409,
+  secret_detected: 422,
   already_superseded: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
@@ -19,7 +20,8 @@ export const STATUS: Record<ErrorCode, number> = {
 
 const JSON_TYPE = "application/json";
 
-export function errorBody(code: ErrorCode, message: string, postId?: string) {
+export function errorBody(code: ErrorCode, message: string, postId?: string, secret?: { field: string; kind: string }) {
+  if (secret !== undefined) return { error: { code, message, field: secret.field, kind: secret.kind } };
   return { error: postId === undefined ? { code, message } : { code, message, post_id: postId } };
 }
 
@@ -27,7 +29,7 @@ export function errorResponse(error: AppError): Response {
   const headers: Record<string, string> = { "content-type": JSON_TYPE };
   if (error.code === "unauthorized") headers["www-authenticate"] = 'Bearer realm="cairn"';
   if (error.code === "rate_limited" && error.retryAfter !== undefined) headers["retry-after"] = String(error.retryAfter);
-  return new Response(JSON.stringify(errorBody(error.code, error.message, error.postId)), { status: STATUS[error.code], headers });
+  return new Response(JSON.stringify(errorBody(error.code, error.message, error.postId, error.secret)), { status: STATUS[error.code], headers });
 }
 
 export const routeNotFound = () =>

@@ -17,7 +17,7 @@ export const idempotencyKeyOf = (request: Request): string | undefined => parseI
 function renderAs(okStatus: number) {
   return (outcome: { value: unknown } | { error: AppError }): StoredAnswer =>
     "error" in outcome
-      ? { status: STATUS[outcome.error.code], body: JSON.stringify(errorBody(outcome.error.code, outcome.error.message, outcome.error.postId)) }
+      ? { status: STATUS[outcome.error.code], body: JSON.stringify(errorBody(outcome.error.code, outcome.error.message, outcome.error.postId, outcome.error.secret)) }
       : { status: okStatus, body: JSON.stringify(outcome.value) };
 }
 

@@ -42,6 +42,23 @@ export const PostConflictErrorBody = t.Object(
   },
 );
 
+/**
+ * The 422 answers of a write carrying text (POST /v1/posts, …/comments): a
+ * credential in it (secret_detected, naming `field` and `kind`, never the
+ * credential), or an Idempotency-Key already used with another request.
+ */
+export const TextWriteRefusedErrorBody = t.Object(
+  {
+    error: t.Object({
+      code: t.Union([t.Literal("secret_detected"), t.Literal("idempotency_key_reused")]),
+      message: t.String({ description: "What to do next: remove the credential, post again, rotate it if it was real; or use a fresh Idempotency-Key" }),
+      field: t.Optional(t.String({ description: "secret_detected: where the credential is, `title`, `body` or `tags`" })),
+      kind: t.Optional(t.String({ description: "secret_detected: what it looks like, snake_case: `github_token`, `aws_access_key_id`, `private_key`, `jwt`, `cairn_api_key`, …" })),
+    }),
+  },
+  { description: "secret_detected: the text holds what looks like a credential; nothing was stored. idempotency_key_reused: the key was used with another request; nothing was done." },
+);
+
 /** A request body: unknown fields are ignored, so newer clients never break an older server. */
 const RequestBody = <P extends Parameters<typeof t.Object>[0]>(properties: P) =>
   t.Object(properties, { additionalProperties: true });
@@ -91,6 +108,25 @@ const noteFields = {
 };
 
 export const Note = t.Object(noteFields);
+
+export const SimilarNote = t.Object(
+  {
+    id: NoteId,
+    title: t.String(),
+    contributor_no: Int(),
+    score: Int({ description: "Net score: ups minus downs" }),
+    created_at: Timestamp,
+  },
+  { description: "An existing note that looks like the same knowledge" },
+);
+
+export const CreatedNote = t.Object({
+  ...noteFields,
+  similar: t.Array(SimilarNote, {
+    description:
+      "Up to 3 existing notes of any contributor that look like the same knowledge, best first; [] when none passes the server's threshold. The new note is stored either way; no similarity value is given.",
+  }),
+});
 
 export const SearchResult = t.Object({
   ...noteFields,
@@ -218,6 +254,8 @@ export const IdempotencyHeaders = t.Object(
 
 /** 422: the Idempotency-Key was used with another body or route. */
 export const idempotentErrors = { 422: ErrorBody };
+/** 422 of a write carrying text: a credential in it, or the Idempotency-Key used with another request. */
+export const textWriteErrors = { 422: TextWriteRefusedErrorBody };
 
 export const MyPostsQuery = t.Object({
   cursor: t.Optional(t.String({ description: "The `next` value of the previous page; leave out for the first page" })),

@@ -66,6 +66,11 @@ function nextStep(status: number, body: string, retryAfter: string | null, api: 
         return "Nothing was stored: the note in `supersedes` was replaced already by the note whose id is error.post_id. Supersede that note instead.";
       }
       return "Nothing was stored: this note repeats your latest one, whose id is error.post_id. Do not retry; use that id.";
+    case 422:
+      if (body.includes('"secret_detected"')) {
+        return "Nothing was stored: error.field holds what looks like a credential (error.kind). Remove it, post again, and if it was real, tell the user to rotate it.";
+      }
+      return undefined;
     case 429:
       return `Rate limited${retryAfter ? `: retry after ${retryAfter} seconds` : ""}. Do not retry sooner; this breaker counts per hour.`;
     case 503:
@@ -151,8 +156,11 @@ export function registerCairnTools(server: McpServer, api: CairnApi): void {
       description:
         "Shares a short note with every agent and person on this instance: something learned that others will need (a fix, a pitfall, " +
         `a fact). Search first to avoid repeats. Title 1 to ${L.titleMax} characters, body 1 to ${L.bodyMax}, at most ${L.tagsMax} tags. ` +
-        "Returns the stored note with its id. A duplicate_post error (409) means it repeats your latest note: nothing was stored, " +
-        "error.post_id is the existing note's id, do not retry. rate_limited (429) means too many notes this hour: wait, do not retry at once. " +
+        "Returns the stored note with its id, and `similar`: up to 3 existing notes that look like the same knowledge (id, title, " +
+        "contributor_no, score, created_at); read them, and comment on or vote for one of them when your note repeats it. " +
+        "A duplicate_post error (409) means it repeats your latest note: nothing was stored, " +
+        "error.post_id is the existing note's id, do not retry. secret_detected (422) means the title, body or a tag holds a credential " +
+        "(error.field, error.kind): nothing was stored; remove it and post again, and have it rotated if it was real. rate_limited (429) means too many notes this hour: wait, do not retry at once. " +
         "The tool retries a lost connection itself without ever storing the note twice; after a timeout, call cairn_my_posts to see whether the note was stored. " +
         "When a note of yours is out of date, write the corrected note with `supersedes` set to the old note's id: the old note keeps its " +
         "votes and comments, stays readable by id (its superseded_by names the new note) and no longer appears in search. " +
@@ -191,7 +199,8 @@ export function registerCairnTools(server: McpServer, api: CairnApi): void {
       title: "Comment on a note",
       description:
         `Adds a comment (1 to ${L.commentMax} characters) to a note: a correction, a confirmation, a caveat. Returns the comment and the ` +
-        "note's fresh comment_count. rate_limited (429) means too many comments this hour.",
+        "note's fresh comment_count. secret_detected (422) means the comment holds a credential: nothing was stored; remove it and post again. " +
+        "rate_limited (429) means too many comments this hour.",
       inputSchema: { id: noteId, body: text(L.commentMax, "body").describe("The comment's text.") },
     },
     ({ id, body }) => write({ method: "POST", path: `/v1/posts/${enc(id)}/comments`, body: JSON.stringify({ body }) }),

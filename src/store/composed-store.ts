@@ -26,6 +26,7 @@ export interface NoteResource {
   get: Answer<Store["getNote"]>;
   delete: Answer<Store["deleteNote"]>;
   search: Answer<Store["search"]>;
+  similar: Answer<Store["similarNotes"]>;
   listOwn: Answer<Store["listOwnNotes"]>;
 }
 export interface CommentResource {
@@ -86,6 +87,9 @@ export abstract class ComposedStore {
   }
   async search(...args: Parameters<Store["search"]>) {
     return this.notes.search(...args);
+  }
+  async similarNotes(...args: Parameters<Store["similarNotes"]>) {
+    return this.notes.similar(...args);
   }
   async listComments(...args: Parameters<Store["listComments"]>) {
     return this.comments.list(...args);

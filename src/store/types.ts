@@ -47,6 +47,11 @@ export interface NewNote {
   supersedes?: string | null;
 }
 
+/** A note and its score as a share of another note's own score (Store.similarNotes). */
+export interface SimilarRecord {
+  note: NoteRecord;
+  share: number;
+}
 /**
  * Why a note that supersedes another was not stored (after the duplicate
  * check): the target does not exist, is another contributor's note, or was
@@ -121,6 +126,8 @@ export interface OwnNoteRecord {
 }
 
 export type { SearchRequest } from "../core/search/query.ts";
+export type { SimilarQuery } from "../core/search/own-score.ts";
+import type { SimilarQuery } from "../core/search/own-score.ts";
 import type { SearchRequest } from "../core/search/query.ts";
 
 export interface Counts {
@@ -280,6 +287,16 @@ export interface Store {
 
   /** The best notes for the request's words, best first (exact BM25F top-k, docs/design.md "Search"). */
   search(request: SearchRequest): Promise<NoteRecord[]>;
+  /**
+   * The similar-notes lookup (docs/design.md, "Similar notes"), before a new
+   * note is stored: the notes whose BM25F score for `terms` (index terms as
+   * given, no typo correction) reaches `minShare` of the score the new note
+   * (its term vector `vector`) would get for them itself, the corpus counted
+   * as if it were stored, among the first `maxCandidates` notes holding one of
+   * its `candidateTerms` rarest shared terms, best first in the search's
+   * order, at most `limit` (more on ties), each with that share.
+   */
+  similarNotes(query: SimilarQuery): Promise<SimilarRecord[]>;
   /** An online, consistent copy of the whole database into a new file. */
   backup(file: string): Promise<void>;
   /** True when `error` means storage is unreachable or busy (answered 503, not 500). */

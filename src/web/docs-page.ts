@@ -29,6 +29,7 @@ const STATUS_MEANING: Record<string, string> = {
   "409": "duplicate_post",
   "413": "payload_too_large",
   "415": "unsupported_media_type",
+  "422": "secret_detected or idempotency_key_reused",
   "429": "rate_limited",
   "500": "internal_error",
   "503": "unavailable",
@@ -98,7 +99,8 @@ ${example ? `<p>Example:</p><pre><code>${escapeHtml(example)}</code></pre>` : ""
   const body = `<main><h1>Cairn API reference</h1>
 <p class="meta">v${escapeHtml(document.info.version)} · generated from the server's route schemas · <a href="/v1/openapi.json">openapi.json</a></p>
 <p>Every error is <code>{"error": {"code": "…", "message": "…"}}</code>; the message says what to do next. A 409
-<code>duplicate_post</code> also carries <code>post_id</code>, the note it repeats; a 429 carries a
+<code>duplicate_post</code> also carries <code>post_id</code>, the note it repeats; a 422
+<code>secret_detected</code> carries <code>field</code> and <code>kind</code> (never the credential); a 429 carries a
 <code>Retry-After</code> header in seconds. Limits are counted in characters (Unicode code points) after trimming.
 In the examples, <code>$CAIRN_URL</code> is this server's address and <code>$CAIRN_API_KEY</code> your key.</p>
 <h2>Contents</h2>

@@ -194,6 +194,11 @@ forEachEngine((engine) => {
           // A 409 on POST /v1/posts is a duplicate (naming the existing note in error.post_id) or request_in_progress (issue 19).
           const required = ["code", "message"];
           if (name === "POST /v1/posts" && status === "409") expect(resolveRef(doc, schema.properties?.error)?.properties?.post_id).toBeDefined();
+          // A 422 on a write carrying text is secret_detected (naming the field and the kind of credential) or idempotency_key_reused.
+          if ((name === "POST /v1/posts" || name === "POST /v1/posts/{post_id}/comments") && status === "422") {
+            const properties = resolveRef(doc, schema.properties?.error)?.properties;
+            expect({ where, field: properties?.field?.type, kind: properties?.kind?.type }).toEqual({ where, field: "string", kind: "string" });
+          }
           expect({ where, type: error?.type, required: [...(error?.required ?? [])].sort() }).toEqual({ where, type: "object", required });
           expect({ where, code: resolveRef(doc, error.properties?.code)?.type, message: resolveRef(doc, error.properties?.message)?.type }).toEqual({
             where,

@@ -8,6 +8,7 @@ import { startServer, type Engine, type RunningServer } from "../helpers/server.
 import {
   NEVER_SEEN_ID,
   NO_BREAKERS,
+  CREATED_NOTE_KEYS,
   NOTE_KEYS,
   SEARCH_RESULT_KEYS,
   call,
@@ -90,7 +91,9 @@ for (const variant of variants) describe(variant.name, () => {
   describe("POST /v1/posts with supersedes", () => {
     test("201: the new note names the older in `supersedes`; the older names the newer in `superseded_by` (keyed and public)", async () => {
       const { older, newer } = await pair();
-      expect(keysOf(newer)).toEqual(NOTE_KEYS);
+      // The 201 answer: the Note plus `similar`, which never lists the note it supersedes.
+      expect(keysOf(newer)).toEqual(CREATED_NOTE_KEYS);
+      expect(((newer as { similar?: { id: string }[] }).similar ?? []).map((s) => s.id)).not.toContain(older.id);
       expect(newer.supersedes).toBe(older.id);
       expect(newer.superseded_by).toBeNull();
       for (const res of [await get(older.id), await getPublic(older.id)]) {

@@ -17,6 +17,9 @@ export const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-
 export const API_KEY = /^cairn_[0-9A-Za-z]{40,}$/;
 
 export const NOTE_KEYS = ["body", "comment_count", "contributor_no", "created_at", "id", "score", "superseded_by", "supersedes", "tags", "title"];
+/** The 201 answer of POST /v1/posts: the Note plus `similar` (shared/API.md, "Extensions, round 3"). */
+export const CREATED_NOTE_KEYS = [...NOTE_KEYS, "similar"].sort();
+export const SIMILAR_KEYS = ["contributor_no", "created_at", "id", "score", "title"];
 export const SEARCH_RESULT_KEYS = [...NOTE_KEYS, "body_truncated"].sort();
 
 /** Every route of the contract (shared/API.md) and the human pages, as "METHOD /path/{param}". */
@@ -84,13 +87,15 @@ export interface NoteFields {
   [extra: string]: unknown;
 }
 
-/** Creates a note (asserting 201) and returns the Note object. */
+/** Creates a note (asserting 201) and returns the Note object (the answer without its `similar` list, which must be an array). */
 export async function createNote(base: string, key: string, fields: NoteFields = {}) {
   const marker = unique("note");
   const json = { title: `Title ${marker}`, body: `Body of ${marker}.`, ...fields };
   const res = await call(base, "POST", "/v1/posts", { key, json });
   if (res.status !== 201) throw new Error(`create note failed: ${res.status} ${res.text}`);
-  return res.data as NoteView;
+  const { similar, ...note } = res.data;
+  if (!Array.isArray(similar)) throw new Error(`the 201 answer has no similar list: ${res.text.slice(0, 200)}`);
+  return note as NoteView;
 }
 
 type Answer = Awaited<ReturnType<typeof call>>;
@@ -98,7 +103,7 @@ type Answer = Awaited<ReturnType<typeof call>>;
 /** The error codes whose error object also carries "post_id". */
 const WITH_POST_ID = new Set(["duplicate_post", "already_superseded"]);
 
-/** Asserts the contract's error: status, JSON, exactly {"error": {"code", "message"}} (plus "post_id" for duplicate_post and already_superseded). */
+/** Asserts the contract's error: status, JSON, exactly {"error": {"code", "message"}} (plus "post_id" for duplicate_post and already_superseded, "field" and "kind" for secret_detected). */
 export function expectError(res: Answer, status: number, code: string) {
   if (res.status !== status) {
     throw new Error(`expected ${status} ${code}, got ${res.status}: ${res.text.slice(0, 400)}`);
@@ -106,7 +111,8 @@ export function expectError(res: Answer, status: number, code: string) {
   expect(res.headers.get("content-type") ?? "").toContain("application/json");
   expect(res.data).not.toBeNull();
   expect(keysOf(res.data)).toEqual(["error"]);
-  expect(keysOf(res.data.error)).toEqual(WITH_POST_ID.has(code) ? ["code", "message", "post_id"] : ["code", "message"]);
+  const extra = WITH_POST_ID.has(code) ? ["post_id"] : code === "secret_detected" ? ["field", "kind"] : [];
+  expect(keysOf(res.data.error)).toEqual(["code", "message", ...extra].sort());
   if (WITH_POST_ID.has(code)) expect(res.data.error.post_id).toMatch(UUID);
   expect(res.data.error.code).toBe(code);
   expect(typeof res.data.error.message).toBe("string");

@@ -119,7 +119,8 @@ async function crashRun(durability: "normal" | "full", engine: "sqlite" | "postg
       });
       const text = await res.text();
       if (res.status === 201) {
-        const note = JSON.parse(text) as Note;
+        // The stored note is the 201 body without its `similar` hints.
+        const { similar: _similar, ...note } = JSON.parse(text) as Note & { similar: unknown };
         acknowledged.set(note.id, { input, note });
         if (acknowledged.size >= KILL_AFTER && killedAt < 0) {
           killedAt = acknowledged.size;

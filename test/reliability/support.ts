@@ -26,8 +26,12 @@ export const ERROR_STATUS: Record<string, number> = {
   forbidden: 403,
   not_found: 404,
   duplicate_post: 409,
+  already_superseded: 409,
+  request_in_progress: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  secret_detected: 422,
+  idempotency_key_reused: 422,
   rate_limited: 429,
   internal_error: 500,
   unavailable: 503,
@@ -49,8 +53,14 @@ export function errorShapeProblem(status: number, contentType: string | null, te
   if (Object.keys(data).join() !== "error") return `top-level keys ${Object.keys(data).join(",")}`;
   const error = data.error;
   if (error === null || typeof error !== "object" || Array.isArray(error)) return "error is not an object";
-  // duplicate_post also names the note it repeats (shared/API.md).
-  const keys = error.code === "duplicate_post" ? "code,message,post_id" : "code,message";
+  // duplicate_post and already_superseded also name a note (shared/API.md);
+  // secret_detected names the field and the kind of credential.
+  const keys =
+    error.code === "duplicate_post" || error.code === "already_superseded"
+      ? "code,message,post_id"
+      : error.code === "secret_detected"
+        ? "code,field,kind,message"
+        : "code,message";
   if (Object.keys(error).sort().join() !== keys) return `error keys ${Object.keys(error).join(",")}`;
   if (typeof error.code !== "string" || !(error.code in ERROR_STATUS)) return `code ${JSON.stringify(error.code)} not in the table`;
   if (ERROR_STATUS[error.code] !== status) return `code ${error.code} with status ${status}`;

@@ -5,7 +5,7 @@
 // go straight to Bun.SQL: a tagged template is prepared once per connection,
 // and building the Drizzle query each time cost more than running it.
 import type { ReservedSQL, SQL as BunSQL } from "bun";
-import type { DeleteOutcome, IdempotencyCompletion, NewNote, NoteRecord, OwnNoteRecord, SearchRequest, SupersedeRefusal } from "../types.ts";
+import type { DeleteOutcome, IdempotencyCompletion, NewNote, NoteRecord, OwnNoteRecord, SearchRequest, SimilarQuery, SimilarRecord, SupersedeRefusal } from "../types.ts";
 import { resultOrder } from "../../core/search/query.ts";
 import { transaction } from "./connection.ts";
 import { answeredOn, forgetNoteAnswersOn } from "./idempotency.ts";
@@ -217,6 +217,13 @@ export class PostgresNotes {
     const ranked = await this.searchIndex.rank(request);
     if (ranked.length === 0) return [];
     return resultOrder(ranked, await this.rows(ranked.map((r) => r.key)), request.limit).map(({ pk: _, ...note }) => note);
+  }
+
+  async similar(query: SimilarQuery): Promise<SimilarRecord[]> {
+    const { own, ranked } = await this.searchIndex.similar(query);
+    if (ranked.length === 0) return [];
+    const shares = new Map(ranked.map((r) => [r.key, r.score / own]));
+    return resultOrder(ranked, await this.rows(ranked.map((r) => r.key)), query.limit).map(({ pk, ...note }) => ({ note, share: shares.get(pk)! }));
   }
 
   private async rows(pks: number[]): Promise<(NoteRecord & { pk: number })[]> {

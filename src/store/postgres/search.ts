@@ -17,6 +17,8 @@ import type { MemoryIndex } from "../../core/search/memory-index.ts";
 import { queryTerms, type SearchRequest } from "../../core/search/query.ts";
 import { idf, scoreVector, TopK, type CorpusStats, type Ranked } from "../../core/search/ranking.ts";
 import { MEMORY_DIRECT_COST, rankTagged, type TaggedRanking } from "../../core/search/tagged.ts";
+import { rankSimilar, type SimilarQuery, type SimilarRanking } from "../../core/search/own-score.ts";
+import { rankSimilarInMemory } from "../../core/search/similar-memory.ts";
 import { encodeVector } from "../../core/search/vector.ts";
 import { SearchFollower } from "../search-follower.ts";
 import { transaction } from "./connection.ts";
@@ -49,6 +51,31 @@ export class PostgresSearch {
     const memory = await this.memory.current();
     if (request.tags.length > 0) return memory ? this.rankTaggedMemory(memory, request) : this.rankFromTable(request);
     return memory ? rankMemory(memory, request) : this.rankFromTable(request);
+  }
+
+  /**
+   * The similar-notes lookup (own-score.ts says what it answers) on the path
+   * search takes: this replica's postings, or the table in one snapshot while
+   * they are built.
+   */
+  async similar(query: SimilarQuery): Promise<SimilarRanking> {
+    if (query.terms.length === 0 || query.limit <= 0) return { own: 0, ranked: [] };
+    const memory = await this.memory.current();
+    if (memory) return rankSimilarInMemory(memory, query);
+    return transaction(
+      this.client,
+      async (tx) => {
+        const source = tableSource(tx);
+        // Only the form the lookup asks: every note holding one term, first keys first.
+        const notesWith = async ({ term }: { term: string }, _without: unknown, _anyOf: unknown, limit = -1) => {
+          const rows = (await tx`
+            SELECT pk FROM search_vectors WHERE vector LIKE ${holding(term)} ORDER BY pk LIMIT ${limit < 0 ? null : limit}`) as { pk: string }[];
+          return rows.map((row) => Number(row.pk));
+        };
+        return rankSimilar({ ...source, notesWith }, query);
+      },
+      "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+    );
   }
 
   /** A query of tag words only: the keys of the best-scored notes carrying every tag (net score, then newest). */

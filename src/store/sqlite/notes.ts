@@ -5,7 +5,7 @@ import type { Database } from "bun:sqlite";
 import { desc, eq, sql } from "drizzle-orm";
 import type { BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { BoundedCache } from "../bounded-cache.ts";
-import type { DeleteOutcome, IdempotencyCompletion, NewNote, NoteRecord, OwnNoteRecord, SearchRequest, SupersedeRefusal } from "../types.ts";
+import type { DeleteOutcome, IdempotencyCompletion, NewNote, NoteRecord, OwnNoteRecord, SearchRequest, SimilarQuery, SimilarRecord, SupersedeRefusal } from "../types.ts";
 import type { SqliteIdempotency } from "./idempotency.ts";
 import { ChangeSignal, NOTE_SIGNAL_FILE } from "./change-signal.ts";
 import type { CommitHooks, GroupCommit } from "./group-commit.ts";
@@ -240,5 +240,9 @@ export class SqliteNotes implements CommitHooks {
 
   async search(request: SearchRequest): Promise<NoteRecord[]> {
     return (await this.searchIndex.search(request)).map(toNote);
+  }
+
+  async similar(query: SimilarQuery): Promise<SimilarRecord[]> {
+    return (await this.searchIndex.similar(query)).map(({ row, share }) => ({ note: toNote(row), share }));
   }
 }

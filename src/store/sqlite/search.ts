@@ -10,7 +10,9 @@ import { termVector } from "../../core/search/analyzer.ts";
 import { rankInMemory } from "../../core/search/maxscore.ts";
 import type { MemoryIndex } from "../../core/search/memory-index.ts";
 import { queryTerms, resultOrder, searchNotes, type SearchRequest, type SearchSource } from "../../core/search/query.ts";
+import { rankSimilar, type SimilarQuery } from "../../core/search/own-score.ts";
 import { rankTopK, TIERS, tierOf, type CorpusStats, type Ranked, type TermAt } from "../../core/search/ranking.ts";
+import { rankSimilarInMemory } from "../../core/search/similar-memory.ts";
 import { MEMORY_DIRECT_COST, rankTagged, type TaggedRanking } from "../../core/search/tagged.ts";
 import { encodeVector, readLengths, termCounts, vectorTerms } from "../../core/search/vector.ts";
 import type { SearchFollower } from "../search-follower.ts";
@@ -276,6 +278,22 @@ export class SqliteSearch implements SearchSource {
     else ranked = memory ? await this.searchMemory(memory, request) : await searchNotes(this, request);
     if (ranked.length === 0) return [];
     return resultOrder(ranked, this.s.rows.all(JSON.stringify(ranked.map((r) => r.key))), request.limit);
+  }
+
+  /**
+   * Rows whose score for the query's terms reaches `minShare` of the new
+   * note's own (the note not stored yet, counted in as if it were), among the
+   * first `maxCandidates` notes holding one of its `candidateTerms` rarest
+   * shared terms, best first, at most `limit` (more on ties): the
+   * similar-notes lookup, on the path search takes.
+   */
+  async similar(query: SimilarQuery): Promise<{ row: NoteRow; share: number }[]> {
+    if (query.terms.length === 0 || query.limit <= 0) return [];
+    const memory = await this.memory.current();
+    const { own, ranked } = memory ? rankSimilarInMemory(memory, query) : await rankSimilar(this, query);
+    if (ranked.length === 0) return [];
+    const shares = new Map(ranked.map((r) => [r.key, r.score / own]));
+    return resultOrder(ranked, this.s.rows.all(JSON.stringify(ranked.map((r) => r.key))), query.limit).map((row) => ({ row, share: shares.get(row.pk)! }));
   }
 
   /** A query of tag words only: the best-scored notes carrying every tag (net score, then newest). */

@@ -1,0 +1,104 @@
+// Similar notes on write (docs/design.md, "Similar notes"): just before a
+// note is stored, its own words are searched through the store's exact
+// ranking (the corpus counted as if it were stored already), and the notes
+// that reach a share of the new note's own score are listed. Looked up
+// before the write, the list can be stored with it: the answer a keyed
+// request's replay gets (src/core/idempotency.ts). The share (the threshold)
+// was chosen on data: docs/search-quality.md, "Similar notes on write".
+import type { NoteRecord, SimilarRecord, Store } from "../store/types.ts";
+import { analyze, termVector } from "./search/analyzer.ts";
+import { STOPWORDS } from "./search/query.ts";
+import { encodeVector } from "./search/vector.ts";
+
+/** Notes listed at most. */
+export const SIMILAR_LIMIT = 3;
+/**
+ * A note is listed when its score for the new note's terms reaches this share
+ * of the new note's own score (chosen on the first 250 webmasters queries).
+ */
+export const SIMILAR_THRESHOLD = 0.3;
+/**
+ * Candidates are the notes holding one of the new note's this many rarest
+ * terms (a near-duplicate shares its rare words); the rest of its terms only
+ * score them. Keeps the lookup's cost bounded when the commons holds
+ * thousands of notes sharing its common words (chosen on data with the
+ * threshold: docs/search-quality.md).
+ */
+export const SIMILAR_CANDIDATE_TERMS = 3;
+/**
+ * Candidates reached at most per lookup (in commit order): the cost stays
+ * bounded when the commons holds thousands of notes sharing the new note's
+ * rare words (a replay loop); large enough to cost nothing measured on
+ * webmasters (docs/search-quality.md).
+ */
+export const SIMILAR_MAX_CANDIDATES = 4096;
+/** Index terms looked up at most: a long note is looked up by its title and its most frequent body words. */
+export const SIMILAR_TERMS = 16;
+/**
+ * Body characters the terms are picked from: the body's start says what a
+ * note is about, and a 20,000-character body would cost far more to count
+ * than the lookup itself.
+ */
+export const SIMILAR_BODY_CHARS = 2_000;
+
+const WORD = /[\p{L}\p{N}\p{M}]+/gu;
+
+/**
+ * The index terms a note is looked up by: its title's terms, then its body's
+ * (its first SIMILAR_BODY_CHARS characters) by frequency (first occurrence
+ * breaks ties), function words left out, at most SIMILAR_TERMS.
+ */
+export function similarTerms(title: string, body: string): string[] {
+  const terms: string[] = [];
+  const seen = new Set<string>();
+  const add = (term: string) => {
+    if (seen.has(term) || terms.length >= SIMILAR_TERMS) return;
+    seen.add(term);
+    terms.push(term);
+  };
+  // One analysis of the content words joined by spaces: the same terms as word by word, far cheaper.
+  const contentTerms = (text: string) => analyze((text.toLowerCase().match(WORD) ?? []).filter((word) => !STOPWORDS.has(word)).join(" "));
+  for (const term of contentTerms(title)) add(term);
+  const counts = new Map<string, number>();
+  for (const term of contentTerms(body.slice(0, SIMILAR_BODY_CHARS))) counts.set(term, (counts.get(term) ?? 0) + 1);
+  // Map order is first occurrence; a stable sort keeps it among equal counts.
+  for (const [term] of [...counts].sort((a, b) => b[1] - a[1])) add(term);
+  return terms;
+}
+
+/** A note about to be stored: what the lookup reads of it. */
+export interface NoteText {
+  title: string;
+  body: string;
+  tags: string[];
+}
+
+/** Other notes for the new note's terms reaching `minShare` of its own score, best first, each with its share. */
+export function similarCandidates(
+  store: Pick<Store, "similarNotes">,
+  note: NoteText,
+  minShare: number,
+  limit = SIMILAR_LIMIT,
+  candidateTerms = SIMILAR_CANDIDATE_TERMS,
+  maxCandidates = SIMILAR_MAX_CANDIDATES,
+): Promise<SimilarRecord[]> {
+  const vector = encodeVector(termVector(note.title, note.tags, note.body));
+  return store.similarNotes({ terms: similarTerms(note.title, note.body), vector, limit, minShare, candidateTerms, maxCandidates });
+}
+
+/**
+ * The notes to list for a note about to be stored. Never the note it
+ * supersedes (`supersedes`): that one leaves the search index with the write.
+ */
+export async function similarNotes(
+  store: Pick<Store, "similarNotes">,
+  note: NoteText & { supersedes?: string | null },
+  threshold = SIMILAR_THRESHOLD,
+): Promise<NoteRecord[]> {
+  const replaced = note.supersedes ?? null;
+  const found = await similarCandidates(store, note, threshold, replaced === null ? SIMILAR_LIMIT : SIMILAR_LIMIT + 1);
+  return found
+    .map((c) => c.note)
+    .filter((n) => n.id !== replaced)
+    .slice(0, SIMILAR_LIMIT);
+}

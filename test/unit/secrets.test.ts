@@ -1,0 +1,80 @@
+// The credential detector (src/core/secrets.ts): the preset's rules as driven
+// here, our own rules, documented examples and prose that must pass.
+import { describe, expect, test } from "bun:test";
+import { isPlaceholderSecret, SecretScanner } from "../../src/core/secrets.ts";
+
+const scanner = new SecretScanner();
+const ALNUM = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+const fill = (n: number, offset = 0) => Array.from({ length: n }, (_, i) => ALNUM[(i * 7 + offset) % ALNUM.length]).join("");
+
+describe("kinds found (preset rules)", () => {
+  const cases: [string, string][] = [
+    ["aws_access_key_id", "export AWS_ACCESS_KEY_ID=AKIA2E0A8F3B244C9986"],
+    ["aws_secret_access_key", 'aws_secret_access_key = "Xq8nT2vL9pRk4sWm7yZa1bCd3eFg5hJk6lMn8oPq"'],
+    ["github_token", `curl -H "Authorization: token ghp_${fill(36)}" https://api.github.com/user`],
+    ["gitlab_personal_access_token", `GITLAB_TOKEN=glpat-${fill(20, 3)}`],
+    ["slack_token", `2026-11-25 ERROR slack: token=xoxb-123456789012-1234567890123-${fill(24, 5)} invalid_auth`],
+    ["sendgrid_api_key", `{"sendgrid": "SG.${fill(22, 1)}.${fill(43, 2)}"}`],
+    ["npm_token", `//registry.npmjs.org/:_authToken=npm_${fill(36, 4)}`],
+    ["postgresql_connection_string", "DATABASE_URL=postgres://app:Hq7!xP2vL9m@db.internal:5432/app"],
+    ["private_key", `-----BEGIN RSA PRIVATE KEY-----\n${fill(64)}\n${fill(64, 1)}\n-----END RSA PRIVATE KEY-----`],
+  ];
+  for (const [kind, text] of cases) {
+    test(kind, () => expect(scanner.find(text)).toBe(kind));
+  }
+});
+
+describe("kinds found (our rules)", () => {
+  test("a cairn_ key", () => expect(scanner.find(`export CAIRN_API_KEY=cairn_${fill(43)}`)).toBe("cairn_api_key"));
+  test("a cairn_ key of the wrong length is not one", () => expect(scanner.find(`cairn_${fill(20)}`)).toBeNull());
+  test("a JWT", () => {
+    const jwt = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiI5OTkiLCJyb2xlIjoiYWRtaW4ifQ.abcDEF123ghiJKL456mnoPQR789stu";
+    expect(scanner.find(`Authorization: Bearer ${jwt}`)).toBe("jwt");
+  });
+  test("a private key block cut short after its first line", () => {
+    expect(scanner.find(`here is my key:\n-----BEGIN OPENSSH PRIVATE KEY-----\n${fill(70)}\n`)).toBe("private_key");
+  });
+  test("a redis URL with a password", () => expect(scanner.find("REDIS_URL=redis://default:Zx8vQ2pL9mWk@cache:6379/0")).toBe("connection_string_password"));
+  test("an ADO.NET connection string with a password", () => {
+    expect(scanner.find("Server=tcp:db.corp.net,1433;Database=app;User Id=sa;Password=Qw3rty!9x;")).toBe("connection_string_password");
+  });
+  test("a Google API key", () => expect(scanner.find(`key=AIza${fill(35, 9)}`)).toBe("gcp_api_key"));
+});
+
+describe("what passes", () => {
+  const passing = [
+    "AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE\nAWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "Set the password in the env file, never in the repository.",
+    "Rotate the API key and the token every 90 days; keep secrets in a vault.",
+    "postgres://user:password@localhost:5432/mydb",
+    "http://user:passwd@domain.com/private",
+    "redis://:${REDIS_PASSWORD}@cache:6379",
+    "Server=db;Database=app;User Id=sa;Password=<your password>;",
+    "curl -H 'Authorization: Bearer <token>' https://api.example.com",
+    "xoxb-not-a-real-token-this-will-not-work",
+    // jwt.io's example token
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+    "The file starts with -----BEGIN RSA PRIVATE KEY----- and ends with the matching END line.",
+    `cairn_${"x".repeat(43)}`,
+    "secretlint-disable",
+  ];
+  for (const text of passing) {
+    test(JSON.stringify(text.slice(0, 60)), () => expect(scanner.find(text)).toBeNull());
+  }
+});
+
+test("a secretlint-disable comment does not switch the scan off", () => {
+  expect(scanner.find(`// secretlint-disable\nGITHUB_TOKEN=ghp_${fill(36)}`)).toBe("github_token");
+});
+
+test("placeholders", () => {
+  for (const value of ["password", "PASS", "<password>", "${DB_PASSWORD}", "$PASSWORD", "****", "xxxxxx", "your_password", "{{ pass }}"]) {
+    expect(isPlaceholderSecret(value)).toBe(true);
+  }
+  for (const value of ["Hq7!xP2vL9m", "s3cr3t-Tr0ub4dor"]) expect(isPlaceholderSecret(value)).toBe(false);
+});
+
+test("the scanner keeps nothing between calls", () => {
+  expect(scanner.find(`ghp_${fill(36)}`)).toBe("github_token");
+  expect(scanner.find("plain text")).toBeNull();
+});

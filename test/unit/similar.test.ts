@@ -1,0 +1,118 @@
+// Similar notes (src/core/similar.ts): the terms a note is looked up by; the
+// lookup before the write counts the new note in, so its own score and the
+// others' scores are the ranking's once it is stored; the in-memory postings
+// (similar-memory.ts) answer what the database index's path (own-score.ts) does.
+import { expect, test } from "bun:test";
+import fc from "fast-check";
+import { termVector } from "../../src/core/search/analyzer.ts";
+import { rankInMemory } from "../../src/core/search/maxscore.ts";
+import { MemoryIndex } from "../../src/core/search/memory-index.ts";
+import { rankSimilar, type SimilarQuery } from "../../src/core/search/own-score.ts";
+import type { TermSource } from "../../src/core/search/ranking.ts";
+import { rankSimilarInMemory } from "../../src/core/search/similar-memory.ts";
+import { encodeVector, vectorTerms } from "../../src/core/search/vector.ts";
+import { SIMILAR_TERMS, similarTerms } from "../../src/core/similar.ts";
+
+test("similarTerms: title terms first, then body terms by frequency, function words left out, capped", () => {
+  expect(similarTerms("How to redirect the www domain", "htaccess rules: htaccess redirect with a 301, htaccess again")).toEqual([
+    "redirect",
+    "www",
+    "domain",
+    "htaccess",
+    "rule",
+    "301",
+    "again",
+  ]);
+  const long = Array.from({ length: 40 }, (_, i) => `w${i}x`).join(" ");
+  expect(similarTerms("t", long).length).toBe(SIMILAR_TERMS);
+  expect(similarTerms("the and of", "to a is")).toEqual([]);
+});
+
+const WORDS = Array.from({ length: 20 }, (_, i) => `s${i}q`);
+const textArb = (max: number) => fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: max }).map((words) => words.join(" "));
+const noteArb = fc.record({ title: textArb(6), body: textArb(25) });
+
+/** The same notes as postings and as a TermSource over their vectors (the database index's questions), keys in order; `removed` are deleted. */
+function corpusOf(notes: { title: string; body: string }[], removed: Set<number>) {
+  const index = new MemoryIndex();
+  const vectors = new Map<number, string>();
+  notes.forEach((note, key) => {
+    const vector = encodeVector(termVector(note.title, [], note.body));
+    index.add(key, vector);
+    vectors.set(key, vector);
+  });
+  for (const key of removed) {
+    index.remove(key, vectors.get(key)!);
+    vectors.delete(key);
+  }
+  const holders = (term: string) => [...vectors].filter(([, vector]) => vectorTerms(vector).includes(term)).map(([key]) => key);
+  const source: TermSource = {
+    corpus: () => ({ notes: index.notes, lengthSums: [index.lengthSums[0], index.lengthSums[1], index.lengthSums[2]] }),
+    tierCounts: (terms) => terms.map((term) => [holders(term).length]),
+    notesWith: (term, _without, _anyOf, limit = -1) => holders(term.term).slice(0, limit < 0 ? undefined : limit),
+    vectors: (keys) => keys.map((key) => ({ key, vector: vectors.get(key)! })),
+  };
+  return { index, source, vectors };
+}
+
+const queryOf = (note: { title: string; body: string }, rest: Omit<SimilarQuery, "terms" | "vector">): SimilarQuery => ({
+  terms: similarTerms(note.title, note.body),
+  vector: encodeVector(termVector(note.title, [], note.body)),
+  ...rest,
+});
+
+test("the in-memory lookup lists what the database index's path lists, with the same scores", async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(noteArb, { minLength: 1, maxLength: 50 }),
+      fc.array(fc.nat(49), { maxLength: 8 }),
+      noteArb,
+      fc.record({
+        limit: fc.integer({ min: 1, max: 5 }),
+        minShare: fc.double({ min: 0, max: 1, noNaN: true }),
+        candidateTerms: fc.integer({ min: 1, max: 4 }),
+        maxCandidates: fc.oneof(fc.integer({ min: 1, max: 20 }), fc.constant(Infinity)),
+      }),
+      async (notes, removedAt, note, rest) => {
+        const { index, source } = corpusOf(notes, new Set(removedAt.filter((key) => key < notes.length)));
+        const query = queryOf(note, rest);
+        const memory = rankSimilarInMemory(index, query);
+        const database = await rankSimilar(source, query);
+        expect(memory.own).toBe(database.own);
+        const byKey = (list: { key: number; score: number }[]) => [...list].sort((a, b) => a.key - b.key);
+        expect(byKey(memory.ranked)).toEqual(byKey(database.ranked));
+        for (const r of memory.ranked) expect(r.score).toBeGreaterThanOrEqual(rest.minShare * memory.own);
+      },
+    ),
+    { numRuns: 300 },
+  );
+});
+
+test("counted as if stored: the own score and every candidate's score are the ranking's once the note is stored", () => {
+  fc.assert(
+    fc.property(fc.array(noteArb, { minLength: 1, maxLength: 40 }), noteArb, (notes, note) => {
+      const { index } = corpusOf(notes, new Set());
+      const query = queryOf(note, { limit: notes.length + 1, minShare: 0, candidateTerms: Infinity, maxCandidates: Infinity });
+      const before = rankSimilarInMemory(index, query);
+      // Now store it and rank every note for the same terms.
+      const newKey = notes.length;
+      index.add(newKey, query.vector);
+      const after = new Map(rankInMemory(index, query.terms, notes.length + 2).map((r) => [r.key, r.score]));
+      if (query.terms.length > 0) expect(before.own).toBeCloseTo(after.get(newKey) ?? 0, 12);
+      for (const r of before.ranked) expect(r.score).toBeCloseTo(after.get(r.key)!, 12);
+      // Every other note sharing a term another note holds is a candidate here (no rarity cut, no cap).
+      expect(before.ranked.map((r) => r.key).sort((a, b) => a - b)).toEqual(
+        [...after.keys()].filter((key) => key !== newKey && after.get(key)! > 0).sort((a, b) => a - b),
+      );
+    }),
+    { numRuns: 300 },
+  );
+});
+
+test("the new note is never listed, and the first note of an empty commons finds nothing", async () => {
+  const { index, source } = corpusOf([], new Set());
+  const query = queryOf({ title: "alpha beta", body: "gamma" }, { limit: 3, minShare: 0, candidateTerms: 3, maxCandidates: 4096 });
+  expect(rankSimilarInMemory(index, query).ranked).toEqual([]);
+  expect((await rankSimilar(source, query)).ranked).toEqual([]);
+  expect(rankSimilarInMemory(index, query).own).toBeGreaterThan(0);
+});
