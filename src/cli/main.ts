@@ -203,19 +203,24 @@ async function run(argv: string[], env: Env): Promise<number> {
   return ok ? 0 : 1;
 }
 
+/** The `api_key` of a register or rotate-key answer; null when it has none. */
+function apiKeyOf(body: Uint8Array): string | null {
+  try {
+    const apiKey: unknown = JSON.parse(new TextDecoder().decode(body)).api_key;
+    return typeof apiKey === "string" && apiKey !== "" ? apiKey : null;
+  } catch {
+    return null;
+  }
+}
+
 /**
  * After `rotate-key`: the old key no longer works, so the new one must not be
  * lost. It replaces the saved key (atomically, 0600); when that fails, or the
  * key in use came from CAIRN_API_KEY, stderr says so and shows the new key.
  */
 async function saveRotatedKey(path: string, body: Uint8Array, fromEnvironment: boolean): Promise<number> {
-  let apiKey: unknown;
-  try {
-    apiKey = JSON.parse(new TextDecoder().decode(body)).api_key;
-  } catch {
-    apiKey = undefined;
-  }
-  if (typeof apiKey !== "string" || apiKey === "") {
+  const apiKey = apiKeyOf(body);
+  if (apiKey === null) {
     await say("the answer carried no api_key; the config file was not changed");
     return 1;
   }
@@ -232,13 +237,8 @@ async function saveRotatedKey(path: string, body: Uint8Array, fromEnvironment: b
 }
 
 async function saveKey(path: string, base: string, body: Uint8Array): Promise<number> {
-  let apiKey: unknown;
-  try {
-    apiKey = JSON.parse(new TextDecoder().decode(body)).api_key;
-  } catch {
-    apiKey = undefined;
-  }
-  if (typeof apiKey !== "string" || apiKey === "") {
+  const apiKey = apiKeyOf(body);
+  if (apiKey === null) {
     await say("the answer carried no api_key; the config file was not changed");
     return 1;
   }
