@@ -14,7 +14,7 @@
 // shipped threshold and checks it lists what the curve says.
 import { loadConfig } from "../src/config.ts";
 import { Cairn } from "../src/core/service.ts";
-import { SIMILAR_CANDIDATE_TERMS, SIMILAR_LIMIT, SIMILAR_MAX_CANDIDATES, SIMILAR_THRESHOLD, similarCandidates } from "../src/core/similar.ts";
+import { SIMILAR_LIMIT, SIMILAR_POOL, SIMILAR_REACH, SIMILAR_THRESHOLD, similarCandidates } from "../src/core/similar.ts";
 import { loadCollection, readCollection } from "./quality/collection.ts";
 
 const webmasters = readCollection("cqadupstack-webmasters");
@@ -26,13 +26,13 @@ const { store } = loaded;
 console.log(`webmasters: ${webmasters.notes.length} notes loaded in ${(loaded.loadMs / 1000).toFixed(1)} s`);
 const { contributorNo } = await store.createContributor({ email: "probe@example.org", keyPrefix: "cairn_probe0", keyDigest: new Uint8Array(32), createdAt: 0 });
 
-/** Candidate rules compared: rarest terms taken, candidates scored at most (Infinity, Infinity: exact top-k). */
-const CANDIDATE_TERMS: [terms: number, max: number][] = [[1, Infinity], [2, Infinity], [3, 256], [3, 1024], [3, 4096], [3, Infinity], [Infinity, Infinity]];
+/** Bounds compared (own-score.ts): holders reached, pool scored exactly (Infinity, Infinity: the exact top-k). */
+const BOUNDS: [reach: number, pool: number][] = [[512, 32], [1024, 16], [1024, 32], [2048, 32], [4096, 16], [4096, 32], [8192, 32], [Infinity, 32], [Infinity, Infinity]];
 
 interface Probe {
   id: string;
   candidates: { key: string; share: number }[];
-  /** Per CANDIDATE_TERMS entry: the candidates with no threshold. */
+  /** Per BOUNDS entry: the candidates with no threshold. */
   variants: { key: string; share: number }[][];
   ms: number;
   /** The lookup with the shipped threshold (what the server runs). */
@@ -46,8 +46,8 @@ async function probe(id: string, text: string): Promise<Probe> {
   const candidates = await similarCandidates(store, created, 0);
   const ms = performance.now() - started;
   const variants = [];
-  for (const [terms, max] of CANDIDATE_TERMS) {
-    const found = await similarCandidates(store, created, 0, SIMILAR_LIMIT, terms, max);
+  for (const [reach, pool] of BOUNDS) {
+    const found = await similarCandidates(store, created, 0, SIMILAR_LIMIT, reach, pool);
     variants.push(found.map((c) => ({ key: loaded.keyById.get(c.note.id) ?? "?", share: c.share })));
   }
   const again = performance.now();
@@ -79,12 +79,12 @@ for (const threshold of [0, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.5
     `| ${threshold}${mark} | ${pct(hitRate(tuning, threshold))} | ${pct(hitRate(heldOut, threshold))} | ${pct(hitRate(duplicateProbes, threshold))} | ${pct(hintRate(offTopicProbes, threshold))} | ${pct(hintRate(duplicateProbes, threshold))} |`,
   );
 }
-console.log(`\nCandidates from the new note's N rarest terms, at most M scored (shipped: ${SIMILAR_CANDIDATE_TERMS}, ${SIMILAR_MAX_CANDIDATES}), at thresholds 0.25 / 0.3 / 0.35:`);
-console.log("| N | M | threshold | first 250 | last 250 | off-topic with any hint |\n|---|---|---|---|---|---|");
-for (const [i, [terms, max]] of CANDIDATE_TERMS.entries()) {
+console.log(`\nBounds: R holders of the rarest shared terms reached, the P sharing most scored exactly (shipped: ${SIMILAR_REACH}, ${SIMILAR_POOL}), at thresholds 0.25 / 0.3 / 0.35:`);
+console.log("| R | P | threshold | first 250 | last 250 | off-topic with any hint |\n|---|---|---|---|---|---|");
+for (const [i, [reach, pool]] of BOUNDS.entries()) {
   const as = (probes: Probe[]) => probes.map((p) => ({ ...p, candidates: p.variants[i] }));
   for (const threshold of [0.25, 0.3, 0.35]) {
-    console.log(`| ${terms} | ${max} | ${threshold} | ${pct(hitRate(as(tuning), threshold))} | ${pct(hitRate(as(heldOut), threshold))} | ${pct(hintRate(as(offTopicProbes), threshold))} |`);
+    console.log(`| ${reach} | ${pool} | ${threshold} | ${pct(hitRate(as(tuning), threshold))} | ${pct(hitRate(as(heldOut), threshold))} | ${pct(hintRate(as(offTopicProbes), threshold))} |`);
   }
 }
 const times = (pick: (p: Probe) => number) => {

@@ -1,7 +1,8 @@
 // Similar notes on write (docs/design.md, "Similar notes"): just before a
-// note is stored, its own words are searched through the store's exact
-// ranking (the corpus counted as if it were stored already), and the notes
-// that reach a share of the new note's own score are listed. Looked up
+// note is stored, the notes sharing the most of its rarest words are scored
+// by the ranking's own BM25F for its words (the corpus counted as if it were
+// stored already), and those that reach a share of the new note's own score
+// are listed. Looked up
 // before the write, the list can be stored with it: the answer a keyed
 // request's replay gets (src/core/idempotency.ts). The share (the threshold)
 // was chosen on data: docs/search-quality.md, "Similar notes on write".
@@ -18,20 +19,20 @@ export const SIMILAR_LIMIT = 3;
  */
 export const SIMILAR_THRESHOLD = 0.3;
 /**
- * Candidates are the notes holding one of the new note's this many rarest
- * terms (a near-duplicate shares its rare words); the rest of its terms only
- * score them. Keeps the lookup's cost bounded when the commons holds
- * thousands of notes sharing its common words (chosen on data with the
- * threshold: docs/search-quality.md).
+ * Holders of the new note's rarest shared terms reached at most (the rule:
+ * src/core/search/own-score.ts): what bounds the lookup's cost however many
+ * notes share the new note's words (a replay loop writes thousands). Chosen on
+ * data with the pool and the threshold: docs/search-quality.md.
  */
-export const SIMILAR_CANDIDATE_TERMS = 3;
+export const SIMILAR_REACH = 4096;
+/** Reached notes scored exactly, those sharing the most of the rarest terms (then the newest). */
+export const SIMILAR_POOL = 32;
 /**
- * Candidates reached at most per lookup (in commit order): the cost stays
- * bounded when the commons holds thousands of notes sharing the new note's
- * rare words (a replay loop); large enough to cost nothing measured on
- * webmasters (docs/search-quality.md).
+ * SIMILAR_REACH on the database index's path (FTS5 or PostgreSQL while the
+ * postings are built or over budget), where every holder reached is a stored
+ * vector read: fewer hints found there (docs/search-quality.md).
  */
-export const SIMILAR_MAX_CANDIDATES = 4096;
+export const SIMILAR_DATABASE_REACH = 512;
 /** Index terms looked up at most: a long note is looked up by its title and its most frequent body words. */
 export const SIMILAR_TERMS = 16;
 /**
@@ -79,11 +80,12 @@ export function similarCandidates(
   note: NoteText,
   minShare: number,
   limit = SIMILAR_LIMIT,
-  candidateTerms = SIMILAR_CANDIDATE_TERMS,
-  maxCandidates = SIMILAR_MAX_CANDIDATES,
+  reach = SIMILAR_REACH,
+  pool = SIMILAR_POOL,
+  databaseReach = Math.min(reach, SIMILAR_DATABASE_REACH),
 ): Promise<SimilarRecord[]> {
   const vector = encodeVector(termVector(note.title, note.tags, note.body));
-  return store.similarNotes({ terms: similarTerms(note.title, note.body), vector, limit, minShare, candidateTerms, maxCandidates });
+  return store.similarNotes({ terms: similarTerms(note.title, note.body), vector, limit, minShare, reach, pool, databaseReach });
 }
 
 /**

@@ -292,9 +292,10 @@ export interface Store {
    * note is stored: the notes whose BM25F score for `terms` (index terms as
    * given, no typo correction) reaches `minShare` of the score the new note
    * (its term vector `vector`) would get for them itself, the corpus counted
-   * as if it were stored, among the first `maxCandidates` notes holding one of
-   * its `candidateTerms` rarest shared terms, best first in the search's
-   * order, at most `limit` (more on ties), each with that share.
+   * as if it were stored, among the `pool` notes sharing the most of its
+   * rarest terms within `reach` holders read (src/core/search/own-score.ts:
+   * the rule), best first in the search's order, at most `limit` (more on
+   * ties), each with that share.
    */
   similarNotes(query: SimilarQuery): Promise<SimilarRecord[]>;
   /** An online, consistent copy of the whole database into a new file. */

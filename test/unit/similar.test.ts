@@ -7,8 +7,7 @@ import fc from "fast-check";
 import { termVector } from "../../src/core/search/analyzer.ts";
 import { rankInMemory } from "../../src/core/search/maxscore.ts";
 import { MemoryIndex } from "../../src/core/search/memory-index.ts";
-import { rankSimilar, type SimilarQuery } from "../../src/core/search/own-score.ts";
-import type { TermSource } from "../../src/core/search/ranking.ts";
+import { poolOf, rankSimilar, type SimilarQuery, type SimilarSource } from "../../src/core/search/own-score.ts";
 import { rankSimilarInMemory } from "../../src/core/search/similar-memory.ts";
 import { encodeVector, vectorTerms } from "../../src/core/search/vector.ts";
 import { SIMILAR_TERMS, similarTerms } from "../../src/core/similar.ts";
@@ -46,10 +45,10 @@ function corpusOf(notes: { title: string; body: string }[], removed: Set<number>
     vectors.delete(key);
   }
   const holders = (term: string) => [...vectors].filter(([, vector]) => vectorTerms(vector).includes(term)).map(([key]) => key);
-  const source: TermSource = {
+  const source: SimilarSource = {
     corpus: () => ({ notes: index.notes, lengthSums: [index.lengthSums[0], index.lengthSums[1], index.lengthSums[2]] }),
     tierCounts: (terms) => terms.map((term) => [holders(term).length]),
-    notesWith: (term, _without, _anyOf, limit = -1) => holders(term.term).slice(0, limit < 0 ? undefined : limit),
+    newestWith: (term, limit) => holders(term).slice(Number.isFinite(limit) ? -limit : 0),
     vectors: (keys) => keys.map((key) => ({ key, vector: vectors.get(key)! })),
   };
   return { index, source, vectors };
@@ -70,8 +69,8 @@ test("the in-memory lookup lists what the database index's path lists, with the 
       fc.record({
         limit: fc.integer({ min: 1, max: 5 }),
         minShare: fc.double({ min: 0, max: 1, noNaN: true }),
-        candidateTerms: fc.integer({ min: 1, max: 4 }),
-        maxCandidates: fc.oneof(fc.integer({ min: 1, max: 20 }), fc.constant(Infinity)),
+        reach: fc.oneof(fc.integer({ min: 1, max: 30 }), fc.constant(Infinity)),
+        pool: fc.oneof(fc.integer({ min: 1, max: 20 }), fc.constant(Infinity)),
       }),
       async (notes, removedAt, note, rest) => {
         const { index, source } = corpusOf(notes, new Set(removedAt.filter((key) => key < notes.length)));
@@ -92,7 +91,7 @@ test("counted as if stored: the own score and every candidate's score are the ra
   fc.assert(
     fc.property(fc.array(noteArb, { minLength: 1, maxLength: 40 }), noteArb, (notes, note) => {
       const { index } = corpusOf(notes, new Set());
-      const query = queryOf(note, { limit: notes.length + 1, minShare: 0, candidateTerms: Infinity, maxCandidates: Infinity });
+      const query = queryOf(note, { limit: notes.length + 1, minShare: 0, reach: Infinity, pool: Infinity });
       const before = rankSimilarInMemory(index, query);
       // Now store it and rank every note for the same terms.
       const newKey = notes.length;
@@ -100,7 +99,7 @@ test("counted as if stored: the own score and every candidate's score are the ra
       const after = new Map(rankInMemory(index, query.terms, notes.length + 2).map((r) => [r.key, r.score]));
       if (query.terms.length > 0) expect(before.own).toBeCloseTo(after.get(newKey) ?? 0, 12);
       for (const r of before.ranked) expect(r.score).toBeCloseTo(after.get(r.key)!, 12);
-      // Every other note sharing a term another note holds is a candidate here (no rarity cut, no cap).
+      // Every other note sharing a term is a candidate here (reach and pool unbounded).
       expect(before.ranked.map((r) => r.key).sort((a, b) => a - b)).toEqual(
         [...after.keys()].filter((key) => key !== newKey && after.get(key)! > 0).sort((a, b) => a - b),
       );
@@ -111,8 +110,25 @@ test("counted as if stored: the own score and every candidate's score are the ra
 
 test("the new note is never listed, and the first note of an empty commons finds nothing", async () => {
   const { index, source } = corpusOf([], new Set());
-  const query = queryOf({ title: "alpha beta", body: "gamma" }, { limit: 3, minShare: 0, candidateTerms: 3, maxCandidates: 4096 });
+  const query = queryOf({ title: "alpha beta", body: "gamma" }, { limit: 3, minShare: 0, reach: 1024, pool: 16 });
   expect(rankSimilarInMemory(index, query).ranked).toEqual([]);
   expect((await rankSimilar(source, query)).ranked).toEqual([]);
   expect(rankSimilarInMemory(index, query).own).toBeGreaterThan(0);
+});
+
+test("poolOf: the pool with the largest weights, ties to the largest key, ascending", () => {
+  fc.assert(
+    fc.property(fc.array(fc.tuple(fc.integer({ min: 0, max: 5 }), fc.integer({ min: 0, max: 4 })), { maxLength: 60 }), fc.integer({ min: 1, max: 12 }), (raw, pool) => {
+      // Distinct items (keys = 100 - item, so the key order is the reverse of the item order) and few distinct weights (many ties).
+      const entries = [...new Map(raw.map(([item, weight], i) => [item * 20 + (i % 20), weight])).entries()];
+      const keyOf = (item: number) => 1000 - item;
+      const expected = [...entries]
+        .sort((a, b) => b[1] - a[1] || keyOf(b[0]) - keyOf(a[0]))
+        .slice(0, pool)
+        .map(([item]) => item)
+        .sort((a, b) => a - b);
+      expect(poolOf(entries.length, (i) => entries[i][0], (i) => entries[i][1], pool, keyOf)).toEqual(expected);
+    }),
+    { numRuns: 500 },
+  );
 });

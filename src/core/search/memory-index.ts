@@ -270,6 +270,37 @@ export class PostingCursor {
     while (this.next()) if (this.ordinal >= target) return this.ordinal === target;
     return false;
   }
+
+  /**
+   * seek() for a few targets far apart in a long list (the similar-notes
+   * lookup's pool): finds the target's block by binary search over the skip
+   * entries instead of walking them.
+   */
+  leap(target: number): boolean {
+    if (this.ordinal >= target) return this.ordinal === target;
+    const skips = this.list.skips;
+    if (skips) {
+      let low = this.block;
+      let high = this.list.size >> BLOCK_SHIFT;
+      while (low < high) {
+        const middle = (low + high) >>> 1;
+        if (skips[2 * middle] < target) low = middle + 1;
+        else high = middle;
+      }
+      if (low > this.block) this.toBlock(low);
+    }
+    while (this.next()) if (this.ordinal >= target) return this.ordinal === target;
+    return false;
+  }
+
+  /** Moves to just before the first posting of block `block` (1 up to the complete blocks; the last may be the partial one). */
+  toBlock(block: number): void {
+    const skips = this.list.skips!;
+    this.block = block;
+    this.ordinal = skips[2 * block - 2];
+    this.at = skips[2 * block - 1];
+    this.read = block << BLOCK_SHIFT;
+  }
 }
 
 /** The postings of every term, each note's field lengths, and the corpus sizes. */

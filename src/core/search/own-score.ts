@@ -1,15 +1,26 @@
 // The similar-notes lookup's ranking (docs/design.md, "Similar notes"), for
-// any engine's TermSource. It runs before the new note is stored (so that its
-// answer can be stored with the write, for an Idempotency-Key's replay), with
-// the corpus counted as if the note were stored: one more note, its field
-// lengths, one more holder of each of its terms. So the new note's own score
-// (what it would score when searched for by its terms) and every other
+// any engine's SimilarSource. It runs before the new note is stored (so that
+// its answer can be stored with the write, for an Idempotency-Key's replay),
+// with the corpus counted as if the note were stored: one more note, its
+// field lengths, one more holder of each of its terms. So the new note's own
+// score (what it would score when searched for by its terms) and every other
 // note's score are those the ranking gives once it is stored, by the same
 // function and sums as every ranking path (ranking.ts), and the note itself
 // is never a candidate. The in-memory postings run the same rule in
 // similar-memory.ts.
+//
+// The rule, bounded whatever the commons holds (a replay loop writes
+// thousands of notes sharing every word of the new one):
+//   1. reach: the new note's shared terms (held by some other note), rarest
+//      first, each gives the newest of its holders, `reach` holders at most
+//      in all; each holder gains the term's BM25F share (its partial score
+//      for the rarest terms);
+//   2. pool: the `pool` holders with the most (then the newest) are scored
+//      exactly, BM25F over all the lookup's terms;
+//   3. those reaching `minShare` of the new note's own score are listed, best
+//      first, `limit` at most.
 import type { Fields } from "./analyzer.ts";
-import { idf, scoreVector, TopK, type CorpusStats, type QueryTerm, type Ranked, type TermSource } from "./ranking.ts";
+import { idf, saturate, scoreVector, TopK, weightedFrequencyOf, type CorpusStats, type QueryTerm, type Ranked, type TermSource } from "./ranking.ts";
 import { readLengths, termCounts } from "./vector.ts";
 
 /** What the similar-notes lookup asks an engine (Store.similarNotes). */
@@ -22,15 +33,30 @@ export interface SimilarQuery {
   limit: number;
   /** The share of the new note's own score a note must reach. */
   minShare: number;
-  /** Candidates come from the notes holding one of this many of its rarest shared terms. */
-  candidateTerms: number;
-  /** At most this many candidates are scored (the first found, in commit order). */
-  maxCandidates: number;
+  /** Holders of the rarest shared terms read at most (step 1 of the rule above). */
+  reach: number;
+  /** Holders scored exactly at most (step 2). */
+  pool: number;
+  /**
+   * `reach` on the database index's path (while the postings are built, or
+   * over their budget), where each holder reached costs a stored vector read;
+   * `reach` when not given.
+   */
+  databaseReach?: number;
 }
 
-/** The lookup's statistics, the new note counted in: each term held (`holding`, the new note included) and its weight. */
+/** What the lookup reads of an engine's index on the database path. */
+export interface SimilarSource extends Pick<TermSource, "corpus" | "tierCounts" | "vectors"> {
+  /** Keys of the newest `limit` (Infinity: all) notes holding `term`, in any order. */
+  newestWith(term: string, limit: number): number[] | Promise<number[]>;
+}
+
+/** A lookup term: its weight, the notes holding it with the new note counted in (`holding`), and the others (`others`). */
+export type SimilarTerm = QueryTerm & { holding: number; others: number };
+
+/** The lookup's statistics, the new note counted in. */
 export interface SimilarStats {
-  query: (QueryTerm & { holding: number })[];
+  query: SimilarTerm[];
   averages: Fields<number>;
 }
 
@@ -41,8 +67,9 @@ export function similarStats(corpus: CorpusStats, othersHolding: (term: string) 
   const averages = corpus.lengthSums.map((sum, f) => Math.max((sum + lengths[f]) / notes, 1e-9)) as Fields<number>;
   const query: SimilarStats["query"] = [];
   for (const term of terms) {
-    const holding = othersHolding(term) + (termCounts(vector, term) === null ? 0 : 1);
-    if (holding > 0) query.push({ term, idf: idf(notes, holding), holding });
+    const others = othersHolding(term);
+    const holding = others + (termCounts(vector, term) === null ? 0 : 1);
+    if (holding > 0) query.push({ term, idf: idf(notes, holding), holding, others });
   }
   return { query, averages };
 }
@@ -50,14 +77,65 @@ export function similarStats(corpus: CorpusStats, othersHolding: (term: string) 
 /** The new note's own score for the lookup's terms. */
 export const ownScore = (stats: SimilarStats, vector: string): number => scoreVector(vector, stats.query, stats.averages);
 
+/** The query's terms some other note holds, rarest first (ties in query order): the order holders are reached in. */
+export const rarestShared = (query: SimilarTerm[]): SimilarTerm[] => query.filter((q) => q.others > 0).sort((a, b) => a.others - b.others);
+
+/** How many holders of each term in `rarest` are reached within `reach` (step 1), in that order; zero once it is spent. */
+export function reachPerTerm(rarest: SimilarTerm[], reach: number): number[] {
+  let left = reach;
+  return rarest.map(({ others }) => {
+    const take = Math.min(others, left);
+    left -= take;
+    return take;
+  });
+}
+
 /**
- * The `n` rarest of the query's terms that some other note holds too (held
- * by more than one note, the new one included): where the lookup takes
- * candidates from. Rarest: fewest notes; ties in query order.
+ * The pool (step 2): of `count` reached holders (`itemAt(i)`, `weightAt(i)`:
+ * summed idf), the `pool` with the largest weight, then the largest key
+ * (the newest); ascending by item.
  */
-export function rarestShared(query: SimilarStats["query"], n: number): Set<string> {
-  const shared = query.filter((q) => q.holding > 1);
-  return new Set([...shared].sort((a, b) => a.holding - b.holding).slice(0, n).map((q) => q.term));
+export function poolOf(count: number, itemAt: (i: number) => number, weightAt: (i: number) => number, pool: number, keyOf: (item: number) => number = (item) => item): number[] {
+  if (count <= pool) return Array.from({ length: count }, (_, i) => itemAt(i)).sort((a, b) => a - b);
+  const weights = new Float64Array(count);
+  for (let i = 0; i < count; i++) weights[i] = weightAt(i);
+  const cut = largest(weights.slice(), pool);
+  const chosen: number[] = [];
+  const tied: number[] = [];
+  for (let i = 0; i < count; i++) {
+    if (weights[i] > cut) chosen.push(itemAt(i));
+    else if (weights[i] === cut) tied.push(itemAt(i));
+  }
+  tied.sort((a, b) => keyOf(b) - keyOf(a));
+  for (let t = 0; chosen.length < pool && t < tied.length; t++) chosen.push(tied[t]);
+  return chosen.sort((a, b) => a - b);
+}
+
+/** The n-th largest of `values` (1 ≤ n ≤ length; `values` is reordered): quickselect. */
+function largest(values: Float64Array, n: number): number {
+  const target = values.length - n;
+  let low = 0;
+  let high = values.length - 1;
+  while (low < high) {
+    const pivot = values[(low + high) >>> 1];
+    let i = low;
+    let j = high;
+    while (i <= j) {
+      while (values[i] < pivot) i++;
+      while (values[j] > pivot) j--;
+      if (i <= j) {
+        const swapped = values[i];
+        values[i] = values[j];
+        values[j] = swapped;
+        i++;
+        j--;
+      }
+    }
+    if (target <= j) high = j;
+    else if (target >= i) low = i;
+    else break;
+  }
+  return values[target];
 }
 
 /** What an engine's lookup finds: the new note's own score and the other notes reaching the floor, best `limit` (ties kept). */
@@ -66,26 +144,42 @@ export interface SimilarRanking {
   ranked: Ranked[];
 }
 
-/**
- * The best `limit` notes (ties kept) scoring at least `minShare` of the new
- * note's own score, among the first `maxCandidates` notes (by key) holding
- * one of the `candidateTerms` rarest terms that some other note holds (a term
- * only the new note holds yields no candidate), on the database index's path.
- */
-export async function rankSimilar(source: TermSource, { terms, vector, limit, minShare, candidateTerms, maxCandidates }: SimilarQuery): Promise<SimilarRanking> {
+/** The lookup (the rule above) on the database index's path. */
+export async function rankSimilar(source: SimilarSource, { terms, vector, limit, minShare, reach, pool }: SimilarQuery): Promise<SimilarRanking> {
   const [corpus, perTier] = await Promise.all([source.corpus(), source.tierCounts(terms)]);
   const held = new Map(terms.map((term, i) => [term, perTier[i].reduce((sum, n) => sum + n, 0)]));
   const stats = similarStats(corpus, (term) => held.get(term) ?? 0, terms, vector);
   const own = ownScore(stats, vector);
-  if (!(own > 0)) return { own, ranked: [] };
+  if (!(own > 0) || limit <= 0) return { own, ranked: [] };
   const floor = minShare * own;
-  const keys = new Set<number>();
-  const cap = Number.isFinite(maxCandidates) ? maxCandidates : -1;
-  for (const term of rarestShared(stats.query, candidateTerms)) for (const key of await source.notesWith({ term, tiers: null }, [], null, cap)) keys.add(key);
-  const candidates = [...keys].sort((a, b) => a - b).slice(0, Number.isFinite(maxCandidates) ? maxCandidates : undefined);
+  // Step 1: which of the rarest terms reached each holder, in reach order (the order the in-memory path sums in).
+  const reachedBy = new Map<number, number[]>();
+  const rarest = rarestShared(stats.query);
+  const takes = reachPerTerm(rarest, reach);
+  for (const [i, { term }] of rarest.entries()) {
+    if (takes[i] <= 0) break;
+    for (const key of await source.newestWith(term, takes[i])) {
+      const by = reachedBy.get(key);
+      if (by) by.push(i);
+      else reachedBy.set(key, [i]);
+    }
+  }
+  const reached = [...reachedBy.keys()];
+  const vectors = new Map((await source.vectors(reached)).map(({ key, vector: theirs }) => [key, theirs]));
+  const weightOf = (key: number) => {
+    const theirs = vectors.get(key)!;
+    const lengths = readLengths(theirs);
+    let weight = 0;
+    for (const i of reachedBy.get(key)!) {
+      const tf = termCounts(theirs, rarest[i].term)!;
+      weight += rarest[i].idf * saturate(weightedFrequencyOf(tf[0], tf[1], tf[2], lengths[0], lengths[1], lengths[2], stats.averages));
+    }
+    return weight;
+  };
+  // Step 2: the pool, scored exactly.
   const top = new TopK(limit);
-  for (const { key, vector: theirs } of await source.vectors(candidates)) {
-    const score = scoreVector(theirs, stats.query, stats.averages);
+  for (const key of poolOf(reached.length, (i) => reached[i], (i) => weightOf(reached[i]), pool)) {
+    const score = scoreVector(vectors.get(key)!, stats.query, stats.averages);
     if (score >= floor) top.offer(key, score);
   }
   return { own, ranked: top.items };

@@ -66,13 +66,12 @@ export class PostgresSearch {
       this.client,
       async (tx) => {
         const source = tableSource(tx);
-        // Only the form the lookup asks: every note holding one term, first keys first.
-        const notesWith = async ({ term }: { term: string }, _without: unknown, _anyOf: unknown, limit = -1) => {
+        const newestWith = async (term: string, limit: number) => {
           const rows = (await tx`
-            SELECT pk FROM search_vectors WHERE vector LIKE ${holding(term)} ORDER BY pk LIMIT ${limit < 0 ? null : limit}`) as { pk: string }[];
+            SELECT pk FROM search_vectors WHERE vector LIKE ${holding(term)} ORDER BY pk DESC LIMIT ${Number.isFinite(limit) ? limit : null}`) as { pk: string }[];
           return rows.map((row) => Number(row.pk));
         };
-        return rankSimilar({ ...source, notesWith }, query);
+        return rankSimilar({ ...source, newestWith }, { ...query, reach: query.databaseReach ?? query.reach });
       },
       "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
     );

@@ -87,6 +87,9 @@ function prepare(sqlite: Database) {
       "SELECT term, tier, notes FROM search_terms WHERE term IN (SELECT value FROM json_each(?1))",
     ),
     matching: sqlite.query<{ pk: number }, [string, number]>("SELECT rowid AS pk FROM search_fts WHERE search_fts MATCH ?1 LIMIT ?2"),
+    newestMatching: sqlite.query<{ pk: number }, [string, number]>(
+      "SELECT rowid AS pk FROM search_fts WHERE search_fts MATCH ?1 ORDER BY rowid DESC LIMIT ?2",
+    ),
     vectors: sqlite.query<[number, string], [string]>(
       "SELECT pk, vector FROM search_vectors WHERE pk IN (SELECT value FROM json_each(?1))",
     ),
@@ -234,6 +237,11 @@ export class SqliteSearch implements SearchSource {
     return this.s.matching.values(matchExpression(term, without, anyOf), limit).map((row) => row[0] as number);
   }
 
+  /** The newest `limit` notes holding `term` (the similar-notes lookup's reach). */
+  newestWith(term: string, limit: number): number[] {
+    return this.s.newestMatching.values(quote(term), Number.isFinite(limit) ? limit : -1).map((row) => row[0] as number);
+  }
+
   vectors(keys: number[]): { key: number; vector: string }[] {
     return (this.s.vectors.values(JSON.stringify(keys)) as [number, string][]).map(([key, vector]) => ({ key, vector }));
   }
@@ -282,15 +290,15 @@ export class SqliteSearch implements SearchSource {
 
   /**
    * Rows whose score for the query's terms reaches `minShare` of the new
-   * note's own (the note not stored yet, counted in as if it were), among the
-   * first `maxCandidates` notes holding one of its `candidateTerms` rarest
-   * shared terms, best first, at most `limit` (more on ties): the
-   * similar-notes lookup, on the path search takes.
+   * note's own (the note not stored yet, counted in as if it were), among
+   * the notes sharing the most of its rarest terms (own-score.ts: the rule),
+   * best first, at most `limit` (more on ties): the similar-notes lookup, on
+   * the path search takes.
    */
   async similar(query: SimilarQuery): Promise<{ row: NoteRow; share: number }[]> {
     if (query.terms.length === 0 || query.limit <= 0) return [];
     const memory = await this.memory.current();
-    const { own, ranked } = memory ? rankSimilarInMemory(memory, query) : await rankSimilar(this, query);
+    const { own, ranked } = memory ? rankSimilarInMemory(memory, query) : await rankSimilar(this, { ...query, reach: query.databaseReach ?? query.reach });
     if (ranked.length === 0) return [];
     const shares = new Map(ranked.map((r) => [r.key, r.score / own]));
     return resultOrder(ranked, this.s.rows.all(JSON.stringify(ranked.map((r) => r.key))), query.limit).map((row) => ({ row, share: shares.get(row.pk)! }));
