@@ -20,6 +20,8 @@ export interface CommitHooks {
   committed(): void;
   /** After a batch failed to begin or commit (nothing of it is stored). */
   failed(): void;
+  /** After one write of a batch failed and was rolled back to its savepoint (the others go on). */
+  rolledBack?(): void;
 }
 
 export class GroupCommit {
@@ -78,6 +80,7 @@ export class GroupCommit {
       } catch (error) {
         this.tx.rollbackTo.run();
         this.tx.release.run();
+        this.hooks.rolledBack?.();
         outcomes.push({ ok: false, error });
       }
     }

@@ -67,6 +67,7 @@ export class SqliteStore extends ComposedStore implements Store {
         this.notes.failed();
         this.searchIndex.failed();
       },
+      rolledBack: () => this.searchIndex.rolledBack(),
     });
     this.outbox = new SqliteOutbox(this.sqlite, this.db);
     this.idempotency = new SqliteIdempotency(this.sqlite, this.commit);
