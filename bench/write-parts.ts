@@ -1,11 +1,12 @@
 // Where a ~2 KB note create's time goes on SQLite, in process, statement by
 // statement (docs/benchmarks.md, "Writes of ~2 KB notes"):
-//   bun bench/write-parts.ts --dir /tmp/h100k [--notes 2000] [--batch 16] [--skip search.countTerms,...]
+//   bun bench/write-parts.ts --dir /tmp/h100k [--notes 2000] [--batch 16] [--skip search.insertVector,...] [--checkpoint PAGES]
 // Opens a copy of the directory's database (postings off: what a write costs
 // the database), creates head-heavy notes through the store in batches of
 // `batch` at once (one group commit each), and prints the time of each
 // prepared statement, of the analysis and of the commit, per note. `--skip`
-// turns the named statements into no-ops: what the rest would cost without them.
+// turns the named statements into no-ops: what the rest would cost without
+// them; `--checkpoint` sets the connection's wal_autocheckpoint (0: none).
 import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -22,11 +23,12 @@ const work = mkdtempSync(join(tmpdir(), "cairn-write-parts-"));
 copyFileSync(join(dir, "cairn.db"), join(work, "cairn.db"));
 const store = new SqliteStore({ dataDir: work });
 await store.migrate();
+if (args.checkpoint) store.sqlite.exec(`PRAGMA wal_autocheckpoint = ${Number(args.checkpoint)}`);
 const authors: number[] = [];
 for (let i = 0; i < 64; i++) {
   authors.push((await store.createContributor({ email: `w${i}@parts.example`, keyPrefix: `cairn_parts${i}`, keyDigest: new Uint8Array(32), createdAt: 0 })).contributorNo);
 }
-const notes = Array.from({ length: count + batch }, (_, i) => headNote("cairn-write-parts", i));
+const notes = Array.from({ length: count + 2 * batch }, (_, i) => headNote("cairn-write-parts", i));
 let n = 0;
 const create = () => {
   const i = n++;

@@ -21,6 +21,7 @@ import { sqliteMemorySearch } from "./memory-search.ts";
 import { SqliteNoteTags } from "./note-tags.ts";
 import { NOTE_SELECT, type NoteRow } from "./note-row.ts";
 import { SqliteTermCounts } from "./term-counts.ts";
+import { FtsBatch } from "./fts-batch.ts";
 
 /** The budget benches and tests give stores they open themselves; a server's comes from SEARCH_MEMORY_MB (src/config.ts). */
 export const DEFAULT_SEARCH_MEMORY_BYTES = 1024 * 1024 * 1024;
@@ -111,7 +112,14 @@ export class SqliteSearch implements SearchSource {
     this.memory = sqliteMemorySearch(sqlite, memoryBytes, loadNowPostings);
     this.tags = new SqliteNoteTags(sqlite);
     this.termCounts = new SqliteTermCounts(sqlite);
+    this.fts = new FtsBatch(
+      (pk, columns) => this.s.insertFts.run(pk, ...columns),
+      (pk) => this.s.deleteFts.run(pk),
+    );
   }
+
+  /** The FTS5 changes of a write batch, made before its COMMIT (fts-batch.ts). */
+  private readonly fts: FtsBatch;
 
   /** Vectors indexed by the current write batch, by key: the in-memory postings take them after COMMIT. */
   private readonly written = new Map<number, string>();
@@ -127,11 +135,23 @@ export class SqliteSearch implements SearchSource {
   failed(): void {
     this.written.clear();
     this.termCounts.forget();
+    this.fts.failed();
   }
 
-  /** After one write of a batch was rolled back: what it indexed is not stored (its key may be taken again). */
-  rolledBack(): void {
-    this.termCounts.forget();
+  /** Before each write of a batch. */
+  writeStarted(): void {
+    this.fts.writeStarted();
+  }
+
+  /** After each write of a batch; when it was rolled back, what it indexed is not stored (its key may be taken again). */
+  writeEnded(ok: boolean): void {
+    this.fts.writeEnded(ok);
+    if (!ok) this.termCounts.forget();
+  }
+
+  /** After a batch's writes, before its COMMIT. */
+  beforeCommit(): void {
+    this.fts.beforeCommit();
   }
 
   /** Builds the in-memory postings (after migrations). */
@@ -157,7 +177,7 @@ export class SqliteSearch implements SearchSource {
     const tiers = Array.from({ length: TIERS }, () => [] as string[]);
     for (const [term, counts] of vector.counts) tiers[tierOf(counts, vector.lengths)].push(term);
     const s = this.s;
-    s.insertFts.run(note.pk, ...tiers.map((terms) => terms.join(" ")));
+    this.fts.add(note.pk, tiers.map((terms) => terms.join(" ")));
     const encoded = encodeVector(vector);
     s.insertVector.run(note.pk, encoded);
     this.written.set(note.pk, encoded);
@@ -171,7 +191,7 @@ export class SqliteSearch implements SearchSource {
     const row = s.vectorOf.get(pk);
     if (!row) return;
     const lengths = readLengths(row.vector);
-    s.deleteFts.run(pk);
+    this.fts.delete(pk);
     s.deleteVector.run(pk);
     s.addTotals.run(-1, -lengths[0], -lengths[1], -lengths[2]);
     this.logChange(pk, row.vector);
