@@ -1,8 +1,9 @@
 // Where a ~2 KB note create's time goes on SQLite, in process, statement by
 // statement (docs/benchmarks.md, "Writes of ~2 KB notes"):
-//   bun bench/write-parts.ts --dir /tmp/h100k [--notes 2000] [--batch 16] [--skip search.insertVector,...] [--checkpoint PAGES]
+//   bun bench/write-parts.ts --dir /tmp/h100k [--notes 2000] [--batch 16] [--skip search.insertVector,...] [--checkpoint PAGES] [--memory]
 // Opens a copy of the directory's database (postings off: what a write costs
-// the database), creates head-heavy notes through the store in batches of
+// the database; `--memory`: on, built before the notes are written, and the
+// time of adding notes to them counted too), creates head-heavy notes through the store in batches of
 // `batch` at once (one group commit each), and prints the time of each
 // prepared statement, of the analysis and of the commit, per note. `--skip`
 // turns the named statements into no-ops: what the rest would cost without
@@ -11,6 +12,8 @@ import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { analyze } from "../src/core/search/analyzer.ts";
+import { MemoryIndex } from "../src/core/search/memory-index.ts";
+import { DEFAULT_SEARCH_MEMORY_BYTES } from "../src/store/sqlite/search.ts";
 import { SqliteStore } from "../src/store/sqlite/store.ts";
 import { headNote } from "./headheavy.ts";
 import { benchArgs } from "./wrk.ts";
@@ -21,8 +24,12 @@ const count = Number(args.notes ?? 2000);
 const batch = Number(args.batch ?? 16);
 const work = mkdtempSync(join(tmpdir(), "cairn-write-parts-"));
 copyFileSync(join(dir, "cairn.db"), join(work, "cairn.db"));
-const store = new SqliteStore({ dataDir: work });
+const store = new SqliteStore({ dataDir: work, searchMemoryBytes: "memory" in args ? DEFAULT_SEARCH_MEMORY_BYTES : 0 });
 await store.migrate();
+if ("memory" in args) {
+  await store.searchMemoryBuilt();
+  console.log(`postings: ${store.searchMemoryOffReason ?? "in memory"}`);
+}
 if (args.checkpoint) store.sqlite.exec(`PRAGMA wal_autocheckpoint = ${Number(args.checkpoint)}`);
 const authors: number[] = [];
 for (let i = 0; i < 64; i++) {
@@ -77,6 +84,15 @@ for (const [owner, method] of [["search", "add"], ["search", "logChange"]] as co
     }
   };
 }
+const addToPostings = MemoryIndex.prototype.add;
+MemoryIndex.prototype.add = function (...call: Parameters<typeof addToPostings>) {
+  const started = performance.now();
+  try {
+    return addToPostings.apply(this, call);
+  } finally {
+    spent.set("postings.add()", (spent.get("postings.add()") ?? 0) + performance.now() - started);
+  }
+};
 const analyzeStarted = performance.now();
 for (let i = 0; i < 200; i++) analyze(`${notes[i].title} ${notes[i].body}`);
 const analyzeMs = (performance.now() - analyzeStarted) / 200;
