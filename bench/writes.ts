@@ -1,10 +1,15 @@
 // Note creation of real-length notes (~2 KB, the head-heavy corpus of
-// bench/headheavy.ts) through HTTP with wrk, with the in-memory postings on and
-// off (SEARCH_MEMORY_MB=0) in alternating rounds of the same run:
+// bench/headheavy.ts) through HTTP with wrk, in settings variants run in
+// alternating rounds of the same run (by default the in-memory postings on and
+// off, SEARCH_MEMORY_MB=0):
 //   bun run build && bun bench/writes.ts --dir /tmp/h100k [--connections 16] [--duration 10] [--rounds 2]
+//     [--variants "default|SEARCH_MEMORY_MB=0"]   (variants split by |, each a space-separated list of settings)
+//     [--lua FILE]   (only write the wrk script)
+// For every two variants that differ by one setting, the same-run ratio of
+// their rates is printed: what that setting costs a write.
 // Each round runs on a fresh copy of the directory's database (so every round
 // starts from the same notes), after the server has built its postings.
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { headNote } from "./headheavy.ts";
@@ -15,6 +20,11 @@ const dir = args.dir ?? "/tmp/h100k";
 const connections = Number(args.connections ?? 16);
 const duration = Number(args.duration ?? 10);
 const rounds = Number(args.rounds ?? 2);
+/** Each variant's settings (`default`: none). */
+const variants = (args.variants ?? "default|SEARCH_MEMORY_MB=0").split("|").map((spec) => {
+  const settings = spec.trim() === "default" ? [] : spec.trim().split(/\s+/).map((pair) => pair.split("=") as [string, string]);
+  return { name: spec.trim(), settings: Object.fromEntries(settings) as Record<string, string> };
+});
 const root = join(import.meta.dir, "..");
 const binary = join(root, "dist/cairn");
 if (!existsSync(binary)) throw new Error("build first: bun run build");
@@ -40,14 +50,21 @@ request = function()
  return wrk.format("POST", "/v1/posts", {["Authorization"] = "Bearer " .. key(n), ["Content-Type"] = "application/json"}, heads[i] .. " " .. tid .. "-" .. n .. tails[i])
 end`;
 
+// `--lua FILE`: only write the wrk script (to load a server run by hand, e.g. under `bun --cpu-prof`).
+if (args.lua) {
+  writeFileSync(args.lua, script);
+  process.exit(0);
+}
+
 const work = mkdtempSync(join(tmpdir(), "cairn-writes-"));
-async function round(port: number, memoryMb: string | null): Promise<Figures & { ms: number }> {
+async function round(port: number, settings: Record<string, string>): Promise<Figures & { ms: number }> {
   const copy = join(work, `copy-${port}`);
   rmSync(copy, { recursive: true, force: true });
   mkdirSync(copy, { mode: 0o700 });
   copyFileSync(join(dir, "cairn.db"), join(copy, "cairn.db"));
   const env: Record<string, string> = { ...(process.env as Record<string, string>), PORT: String(port), HOST: "127.0.0.1", DATA_DIR: copy, LOG_LEVEL: "info", POSTS_PER_HOUR: "0" };
-  if (memoryMb !== null) env.SEARCH_MEMORY_MB = memoryMb;
+  Object.assign(env, settings);
+  const memoryOff = settings.SEARCH_MEMORY_MB === "0";
   const started = performance.now();
   const server = Bun.spawn([binary, "serve"], { env, stdout: "pipe", stderr: "inherit" });
   let log = "";
@@ -59,7 +76,7 @@ async function round(port: number, memoryMb: string | null): Promise<Figures & {
   for (;;) {
     await Bun.sleep(50);
     const ready = await fetch(`http://127.0.0.1:${port}/v1/readyz`).then((r) => r.ok, () => false);
-    if (ready && (memoryMb === "0" || log.includes("search postings are in memory") || !log.includes("database index for now"))) break;
+    if (ready && (memoryOff || log.includes("search postings are in memory") || !log.includes("database index for now"))) break;
   }
   const ms = performance.now() - started;
   const figures = parseWrk(Bun.spawnSync(wrkArgv(work, `http://127.0.0.1:${port}/`, script, connections, duration)).stdout.toString());
@@ -69,11 +86,9 @@ async function round(port: number, memoryMb: string | null): Promise<Figures & {
   return { ...figures, ms };
 }
 
-const on: Figures[] = [];
-const off: Figures[] = [];
+const figures: Figures[][] = variants.map(() => []);
 for (let r = 0; r < rounds; r++) {
-  on.push(await round(18730 + 2 * r, null));
-  off.push(await round(18731 + 2 * r, "0"));
+  for (const [v, variant] of variants.entries()) figures[v].push(await round(18730 + variants.length * r + v, variant.settings));
 }
 rmSync(work, { recursive: true, force: true });
 const list = (values: number[], digits = 0) => values.map((v) => v.toFixed(digits)).join(" ");
@@ -83,8 +98,19 @@ const median = (values: number[]) => {
   return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 };
 console.log(`\n${dir}: POST /v1/posts of head-heavy notes (~${Math.round(averageBytes)} bytes of JSON), wrk -t2 -c${connections} -d${duration}s, ${rounds} rounds alternating, ${new Date().toISOString()}`);
-console.log("| postings | notes/s by round | median | p50 ms | p99 ms | non-2xx |\n|---|---|---|---|---|---|");
-console.log(`| on (default budget) | ${list(on.map((f) => f.rps))} | ${median(on.map((f) => f.rps)).toFixed(0)} | ${list(on.map((f) => f.p50), 1)} | ${list(on.map((f) => f.p99), 1)} | ${on.reduce((s, f) => s + f.non2xx, 0)} |`);
-console.log(`| off (SEARCH_MEMORY_MB=0) | ${list(off.map((f) => f.rps))} | ${median(off.map((f) => f.rps)).toFixed(0)} | ${list(off.map((f) => f.p50), 1)} | ${list(off.map((f) => f.p99), 1)} | ${off.reduce((s, f) => s + f.non2xx, 0)} |`);
-const ratios = on.map((f, i) => f.rps / off[i].rps);
-console.log(`on / off by round: ${list(ratios, 3)} (median ${median(ratios).toFixed(3)}): the postings cost ${((1 - median(ratios)) * 100).toFixed(1)}% of the write rate`);
+console.log("| settings | notes/s by round | median | p50 ms | p99 ms | non-2xx |\n|---|---|---|---|---|---|");
+for (const [v, variant] of variants.entries()) {
+  const f = figures[v];
+  console.log(`| ${variant.name} | ${list(f.map((x) => x.rps))} | ${median(f.map((x) => x.rps)).toFixed(0)} | ${list(f.map((x) => x.p50), 1)} | ${list(f.map((x) => x.p99), 1)} | ${f.reduce((s, x) => s + x.non2xx, 0)} |`);
+}
+// A pair (with, without) where `without` is `with` plus one setting: that setting turns something off.
+for (const [a, withIt] of variants.entries()) {
+  for (const [b, without] of variants.entries()) {
+    const extra = Object.keys(without.settings).filter((key) => withIt.settings[key] !== without.settings[key]);
+    const sameRest = Object.keys(withIt.settings).every((key) => without.settings[key] === withIt.settings[key]);
+    if (a === b || extra.length !== 1 || !sameRest) continue;
+    const ratios = figures[a].map((f, i) => f.rps / figures[b][i].rps);
+    const setting = `${extra[0]}=${without.settings[extra[0]]}`;
+    console.log(`${withIt.name} / ${without.name} by round: ${list(ratios, 3)} (median ${median(ratios).toFixed(3)}): what ${setting} turns off costs ${((1 - median(ratios)) * 100).toFixed(1)}% of the write rate`);
+  }
+}

@@ -1,7 +1,8 @@
 // The credential detector (src/core/secrets.ts): the preset's rules as driven
 // here, our own rules, documented examples and prose that must pass.
 import { describe, expect, test } from "bun:test";
-import { isPlaceholderSecret, SecretScanner } from "../../src/core/secrets.ts";
+import { readFileSync } from "node:fs";
+import { isPlaceholderSecret, RULE_TRIGGERS, SecretScanner } from "../../src/core/secrets.ts";
 
 const scanner = new SecretScanner();
 const ALNUM = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
@@ -15,6 +16,7 @@ describe("kinds found (preset rules)", () => {
     ["gitlab_personal_access_token", `GITLAB_TOKEN=glpat-${fill(20, 3)}`],
     ["slack_token", `2026-11-25 ERROR slack: token=xoxb-123456789012-1234567890123-${fill(24, 5)} invalid_auth`],
     ["sendgrid_api_key", `{"sendgrid": "SG.${fill(22, 1)}.${fill(43, 2)}"}`],
+    ["notion_integration_token", `NOTION_TOKEN=ntn_${"31415926535"}${fill(35, 6)}`],
     ["npm_token", `//registry.npmjs.org/:_authToken=npm_${fill(36, 4)}`],
     ["postgresql_connection_string", "DATABASE_URL=postgres://app:Hq7!xP2vL9m@db.internal:5432/app"],
     ["private_key", `-----BEGIN RSA PRIVATE KEY-----\n${fill(64)}\n${fill(64, 1)}\n-----END RSA PRIVATE KEY-----`],
@@ -22,6 +24,24 @@ describe("kinds found (preset rules)", () => {
   for (const [kind, text] of cases) {
     test(kind, () => expect(scanner.find(text)).toBe(kind));
   }
+});
+
+describe("rule triggers (a rule skipped when its literal is absent)", () => {
+  // The triggers hold for the pinned preset's patterns: each opens with its trigger.
+  const preset = readFileSync(Bun.resolveSync("@secretlint/secretlint-rule-preset-recommend", import.meta.dir), "utf8");
+  const patterns: Record<string, string> = {
+    "@secretlint/secretlint-rule-sendgrid": String.raw`/(?<!\p{L})SG\.\w{1,128}\.\w{1,128}([-_]?)\w{1,128}(?!\w)/gu`,
+    "@secretlint/secretlint-rule-notion": String.raw`/(?<!\p{L})ntn_[0-9]{11}[A-Za-z0-9]{35}(?![A-Za-z0-9])/gu`,
+  };
+  test("every triggered rule's pattern is the one its trigger was read from", () => {
+    expect(Object.keys(RULE_TRIGGERS).sort()).toEqual(Object.keys(patterns).sort());
+    for (const pattern of Object.values(patterns)) expect(preset).toContain(pattern);
+  });
+  test("a key is found wherever it sits in a long note", () => {
+    const prose = "The deploy failed again after the node upgrade, so we rolled back. ".repeat(40);
+    expect(scanner.find(`${prose}SG.${fill(22, 1)}.${fill(43, 2)} ${prose}`)).toBe("sendgrid_api_key");
+    expect(scanner.find(`${prose}ntn_31415926535${fill(35, 6)}`)).toBe("notion_integration_token");
+  });
 });
 
 describe("kinds found (our rules)", () => {

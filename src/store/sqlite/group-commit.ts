@@ -20,6 +20,12 @@ export interface CommitHooks {
   committed(): void;
   /** After a batch failed to begin or commit (nothing of it is stored). */
   failed(): void;
+  /** Before each write of a batch, inside its savepoint. */
+  writeStarted?(): void;
+  /** After each write of a batch: `ok` false when it failed and was rolled back to its savepoint (the others go on). */
+  writeEnded?(ok: boolean): void;
+  /** After a batch's writes, before its COMMIT, in its transaction; a throw fails the whole batch. */
+  beforeCommit?(): void;
 }
 
 export class GroupCommit {
@@ -72,16 +78,20 @@ export class GroupCommit {
     }
     for (const job of jobs) {
       this.tx.savepoint.run();
+      this.hooks.writeStarted?.();
       try {
         outcomes.push({ ok: true, value: job.work() });
         this.tx.release.run();
+        this.hooks.writeEnded?.(true);
       } catch (error) {
         this.tx.rollbackTo.run();
         this.tx.release.run();
+        this.hooks.writeEnded?.(false);
         outcomes.push({ ok: false, error });
       }
     }
     try {
+      this.hooks.beforeCommit?.();
       this.tx.commit.run();
     } catch (error) {
       this.hooks.failed();

@@ -9,6 +9,7 @@ import exactSearch from "../../../drizzle/0003_exact_search.sql" with { type: "t
 import searchLog from "../../../drizzle/0004_search_log.sql" with { type: "text" };
 import agents from "../../../drizzle/0005_agents.sql" with { type: "text" };
 import supersedeTags from "../../../drizzle/0006_supersede_tags.sql" with { type: "text" };
+import searchTermsSeq from "../../../drizzle/0007_search_terms_seq.sql" with { type: "text" };
 import { embeddedMigrations } from "../embedded-migrations.ts";
 
 const files: Record<string, string> = {
@@ -19,6 +20,7 @@ const files: Record<string, string> = {
   "0004_search_log": searchLog,
   "0005_agents": agents,
   "0006_supersede_tags": supersedeTags,
+  "0007_search_terms_seq": searchTermsSeq,
 };
 
 export const embeddedTags = Object.keys(files);

@@ -2,9 +2,10 @@
 // each note's distinct index terms (made by src/core/search/analyzer.ts, so
 // FTS5 only splits on spaces: tokenize='ascii'), each in the column of its
 // impact tier (src/core/search/ranking.ts), search_vectors each note's term vector,
-// search_terms how many notes hold each term and search_totals the corpus
-// sizes. All four change in the write transaction that changes the note, so
-// ranking statistics are exact. Ranking itself is src/core/search/ranking.ts.
+// search_totals the corpus sizes and search_log every change. All of them
+// change in the write transaction that changes the note; how many notes hold
+// each term is folded from the log in batches and read exactly
+// (term-counts.ts). Ranking itself is src/core/search/ranking.ts.
 import type { Database } from "bun:sqlite";
 import { termVector } from "../../core/search/analyzer.ts";
 import { rankInMemory } from "../../core/search/maxscore.ts";
@@ -14,11 +15,13 @@ import { rankSimilar, type SimilarQuery } from "../../core/search/own-score.ts";
 import { rankTopK, TIERS, tierOf, type CorpusStats, type Ranked, type TermAt } from "../../core/search/ranking.ts";
 import { rankSimilarInMemory } from "../../core/search/similar-memory.ts";
 import { MEMORY_DIRECT_COST, rankTagged, type TaggedRanking } from "../../core/search/tagged.ts";
-import { encodeVector, readLengths, termCounts, vectorTerms } from "../../core/search/vector.ts";
+import { encodeVector, readLengths } from "../../core/search/vector.ts";
 import type { SearchFollower } from "../search-follower.ts";
 import { sqliteMemorySearch } from "./memory-search.ts";
 import { SqliteNoteTags } from "./note-tags.ts";
 import { NOTE_SELECT, type NoteRow } from "./note-row.ts";
+import { SqliteTermCounts } from "./term-counts.ts";
+import { FtsBatch } from "./fts-batch.ts";
 
 /** The budget benches and tests give stores they open themselves; a server's comes from SEARCH_MEMORY_MB (src/config.ts). */
 export const DEFAULT_SEARCH_MEMORY_BYTES = 1024 * 1024 * 1024;
@@ -66,25 +69,11 @@ function prepare(sqlite: Database) {
     insertVector: sqlite.query<unknown, [number, string]>("INSERT INTO search_vectors(pk, vector) VALUES (?, ?)"),
     vectorOf: sqlite.query<{ vector: string }, [number]>("SELECT vector FROM search_vectors WHERE pk = ?"),
     deleteVector: sqlite.query<unknown, [number]>("DELETE FROM search_vectors WHERE pk = ?"),
-    // ?1: a JSON array of [term, tier] pairs.
-    countTerms: sqlite.query<unknown, [string]>(
-      `INSERT INTO search_terms(term, tier, notes) SELECT value ->> 0, value ->> 1, 1 FROM json_each(?1) WHERE true
-         ON CONFLICT(term, tier) DO UPDATE SET notes = notes + 1`,
-    ),
-    uncountTerms: sqlite.query<unknown, [string]>(
-      "UPDATE search_terms SET notes = notes - 1 WHERE (term, tier) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?1))",
-    ),
-    dropTerms: sqlite.query<unknown, [string]>(
-      "DELETE FROM search_terms WHERE notes <= 0 AND (term, tier) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?1))",
-    ),
     addTotals: sqlite.query<unknown, [number, number, number, number]>(
       "UPDATE search_totals SET notes = notes + ?1, title_terms = title_terms + ?2, tag_terms = tag_terms + ?3, body_terms = body_terms + ?4",
     ),
     totals: sqlite.query<{ notes: number; title: number; tags: number; body: number }, []>(
       "SELECT notes, title_terms AS title, tag_terms AS tags, body_terms AS body FROM search_totals",
-    ),
-    tierCounts: sqlite.query<{ term: string; tier: number; notes: number }, [string]>(
-      "SELECT term, tier, notes FROM search_terms WHERE term IN (SELECT value FROM json_each(?1))",
     ),
     matching: sqlite.query<{ pk: number }, [string, number]>("SELECT rowid AS pk FROM search_fts WHERE search_fts MATCH ?1 LIMIT ?2"),
     newestMatching: sqlite.query<{ pk: number }, [string, number]>(
@@ -92,9 +81,6 @@ function prepare(sqlite: Database) {
     ),
     vectors: sqlite.query<[number, string], [string]>(
       "SELECT pk, vector FROM search_vectors WHERE pk IN (SELECT value FROM json_each(?1))",
-    ),
-    vocabulary: sqlite.query<{ term: string; doc: number }, [string, string]>(
-      "SELECT term, sum(notes) AS doc FROM search_terms WHERE term >= ?1 AND term < ?2 GROUP BY term",
     ),
     rows: sqlite.query<NoteRow, [string]>(`SELECT ${NOTE_SELECT} FROM posts p WHERE p.pk IN (SELECT value FROM json_each(?1))`),
     // Superseded notes are kept out of the index (docs/design.md, "Superseding").
@@ -104,7 +90,8 @@ function prepare(sqlite: Database) {
     ),
     orphans: sqlite.query<{ pk: number }, []>("SELECT pk FROM search_vectors WHERE pk NOT IN (SELECT pk FROM posts WHERE superseded_by IS NULL)"),
     log: sqlite.query<unknown, [number, string | null]>("INSERT INTO search_log(pk, removed) VALUES (?, ?)"),
-    trimLog: sqlite.query<unknown, [number]>("DELETE FROM search_log WHERE seq <= ?"),
+    // Never a row not folded into the term counts yet (term-counts.ts).
+    trimLog: sqlite.query<unknown, [number]>("DELETE FROM search_log WHERE seq <= min(?1, (SELECT terms_seq FROM search_totals))"),
   };
 }
 
@@ -116,6 +103,8 @@ export class SqliteSearch implements SearchSource {
   readonly memory: SearchFollower<number>;
   /** The searchable notes' tags, for tag words (note-tags.ts). */
   readonly tags: SqliteNoteTags;
+  /** How many notes hold each term, per tier (term-counts.ts). */
+  readonly termCounts: SqliteTermCounts;
 
   constructor(
     private readonly sqlite: Database,
@@ -125,7 +114,15 @@ export class SqliteSearch implements SearchSource {
   ) {
     this.memory = sqliteMemorySearch(sqlite, memoryBytes, loadNowPostings);
     this.tags = new SqliteNoteTags(sqlite);
+    this.termCounts = new SqliteTermCounts(sqlite);
+    this.fts = new FtsBatch(
+      (pk, columns) => this.s.insertFts.run(pk, ...columns),
+      (pk) => this.s.deleteFts.run(pk),
+    );
   }
+
+  /** The FTS5 changes of a write batch, made before its COMMIT (fts-batch.ts). */
+  private readonly fts: FtsBatch;
 
   /** Vectors indexed by the current write batch, by key: the in-memory postings take them after COMMIT. */
   private readonly written = new Map<number, string>();
@@ -140,6 +137,24 @@ export class SqliteSearch implements SearchSource {
   /** After a write batch failed (nothing of it is stored). */
   failed(): void {
     this.written.clear();
+    this.termCounts.forget();
+    this.fts.failed();
+  }
+
+  /** Before each write of a batch. */
+  writeStarted(): void {
+    this.fts.writeStarted();
+  }
+
+  /** After each write of a batch; when it was rolled back, what it indexed is not stored (its key may be taken again). */
+  writeEnded(ok: boolean): void {
+    this.fts.writeEnded(ok);
+    if (!ok) this.termCounts.forget();
+  }
+
+  /** After a batch's writes, before its COMMIT. */
+  beforeCommit(): void {
+    this.fts.beforeCommit();
   }
 
   /** Builds the in-memory postings (after migrations). */
@@ -148,9 +163,11 @@ export class SqliteSearch implements SearchSource {
   }
 
   /** Records a change of the index for every process's postings; trims old rows now and then. */
-  private logChange(pk: number, removed: string | null): void {
+  private logChange(pk: number, removed: string | null): number {
     const seq = Number(this.s.log.run(pk, removed).lastInsertRowid);
+    this.termCounts.logged(seq);
     if (seq % Math.min(LOG_TRIM_EVERY, this.logKeep) === 0) this.s.trimLog.run(seq - this.logKeep);
+    return seq;
   }
 
   private get s() {
@@ -161,20 +178,14 @@ export class SqliteSearch implements SearchSource {
   add(note: IndexedNote): void {
     const vector = termVector(note.title, note.tags, note.body);
     const tiers = Array.from({ length: TIERS }, () => [] as string[]);
-    const pairs: [string, number][] = [];
-    for (const [term, counts] of vector.counts) {
-      const tier = tierOf(counts, vector.lengths);
-      tiers[tier].push(term);
-      pairs.push([term, tier]);
-    }
+    for (const [term, counts] of vector.counts) tiers[tierOf(counts, vector.lengths)].push(term);
     const s = this.s;
-    s.insertFts.run(note.pk, ...tiers.map((terms) => terms.join(" ")));
+    this.fts.add(note.pk, tiers.map((terms) => terms.join(" ")));
     const encoded = encodeVector(vector);
     s.insertVector.run(note.pk, encoded);
     this.written.set(note.pk, encoded);
-    s.countTerms.run(JSON.stringify(pairs));
     s.addTotals.run(1, ...vector.lengths);
-    this.logChange(note.pk, null);
+    this.termCounts.added(note.pk, this.logChange(note.pk, null), tiers);
   }
 
   /** Removes a note from the index; call inside the transaction that deletes it. */
@@ -182,14 +193,9 @@ export class SqliteSearch implements SearchSource {
     const s = this.s;
     const row = s.vectorOf.get(pk);
     if (!row) return;
-    // The tiers are computed again from the stored vector, as add() computed them.
     const lengths = readLengths(row.vector);
-    const pairs = vectorTerms(row.vector).map((term) => [term, tierOf(termCounts(row.vector, term)!, lengths)]);
-    s.deleteFts.run(pk);
+    this.fts.delete(pk);
     s.deleteVector.run(pk);
-    const json = JSON.stringify(pairs);
-    s.uncountTerms.run(json);
-    s.dropTerms.run(json);
     s.addTotals.run(-1, -lengths[0], -lengths[1], -lengths[2]);
     this.logChange(pk, row.vector);
   }
@@ -197,11 +203,14 @@ export class SqliteSearch implements SearchSource {
   /**
    * Brings the index level with the notes: indexes notes it lacks (the first
    * start after the upgrade that introduced it, or notes bulk-loaded by SQL)
-   * and drops entries of notes that are gone. Cheap when nothing is missing
-   * (two counts). Call inside a write transaction.
+   * and drops entries of notes that are gone, and folds the log into the
+   * term counts. Cheap when nothing is missing (two counts and the log rows
+   * not folded). Call inside a write transaction.
    */
   catchUp(): number {
     const s = this.s;
+    // The term counts current too: the postings' build is planned by them (memory-search.ts).
+    this.termCounts.fold();
     if (s.postCount.get()!.n === s.totals.get()!.notes) return 0;
     for (const { pk } of s.orphans.all()) {
       this.remove(pk);
@@ -217,6 +226,7 @@ export class SqliteSearch implements SearchSource {
     // Not a write batch: nothing hands these vectors on (the postings read them
     // back from the table), and a bulk catch-up must not keep them all in memory.
     this.written.clear();
+    this.termCounts.fold();
     return added;
   }
 
@@ -228,9 +238,7 @@ export class SqliteSearch implements SearchSource {
   }
 
   tierCounts(terms: string[]): number[][] {
-    const found = new Map(terms.map((term) => [term, new Array<number>(TIERS).fill(0)]));
-    for (const row of this.s.tierCounts.all(JSON.stringify(terms))) found.get(row.term)![row.tier] = row.notes;
-    return terms.map((term) => found.get(term)!);
+    return this.termCounts.tierCounts(terms);
   }
 
   notesWith(term: TermAt, without: TermAt[], anyOf: TermAt[] | null, limit = -1): number[] {
@@ -247,20 +255,20 @@ export class SqliteSearch implements SearchSource {
   }
 
   vocabulary(from: string, to: string): { term: string; doc: number }[] {
-    return this.s.vocabulary.all(from, to);
+    return this.termCounts.vocabulary(from, to);
   }
 
-  /** The same ranking over the in-memory postings (term counts from them; typo vocabulary from the table). */
+  /** The same ranking over the in-memory postings (term counts and typo vocabulary from them). */
   private async searchMemory(memory: MemoryIndex, request: SearchRequest): Promise<Ranked[]> {
     if (request.words.length === 0 || request.limit <= 0) return [];
     return rankInMemory(memory, await queryTerms(this.memoryTerms(memory), request.words), request.limit);
   }
 
-  /** Term counts from the in-memory postings, the typo vocabulary from the table. */
+  /** Term counts and the typo vocabulary from the in-memory postings (as on PostgreSQL). */
   private memoryTerms(memory: MemoryIndex) {
     return {
       tierCounts: (terms: string[]) => terms.map((term) => [memory.notesWith(term)]),
-      vocabulary: (from: string, to: string) => this.vocabulary(from, to),
+      vocabulary: (from: string, to: string) => memory.vocabulary(from, to),
     };
   }
 

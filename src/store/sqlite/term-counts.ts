@@ -1,0 +1,194 @@
+// How many notes hold each index term, per impact tier, on SQLite
+// (docs/search-index.md, "Term counts"). search_terms holds the counts as of
+// search_totals.terms_seq; the search_log rows after it (every index change,
+// in commit order) are folded in by the writer in batches, not per note: one
+// upsert per distinct (term, tier) of a batch instead of one per term of every
+// note, which was most of a ~2 KB note's write (docs/benchmarks.md). A reader
+// adds the log rows not folded yet to what the table says, in one read
+// snapshot, so the counts it sees are exact.
+import type { Database } from "bun:sqlite";
+import { tierOf, TIERS } from "../../core/search/ranking.ts";
+import { forEachTerm, readLengths, termCounts } from "../../core/search/vector.ts";
+import { netChanges } from "../search-follower.ts";
+
+/** The writer folds the log into search_terms once it has grown by this many rows since the last fold it knows of. */
+export const FOLD_EVERY = 512;
+/** Below this many asked terms a reader finds each in the pending vectors by search; from it on it reads them whole. */
+const FIND_TERMS_BELOW = 16;
+
+interface LogRow {
+  seq: number;
+  pk: number;
+  removed: string | null;
+}
+
+/** Per term, the change of its count per tier. */
+type Deltas = Map<string, number[]>;
+
+function prepare(sqlite: Database) {
+  return {
+    pending: sqlite.query<LogRow, []>(
+      "SELECT seq, pk, removed FROM search_log WHERE seq > (SELECT terms_seq FROM search_totals) ORDER BY seq",
+    ),
+    vectorOf: sqlite.query<{ vector: string }, [number]>("SELECT vector FROM search_vectors WHERE pk = ?"),
+    // ?1: a JSON array of [term, tier, change] in (term, tier) order, so the B-tree is walked once.
+    apply: sqlite.query<unknown, [string]>(
+      `INSERT INTO search_terms(term, tier, notes) SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?1) WHERE true
+         ON CONFLICT(term, tier) DO UPDATE SET notes = notes + excluded.notes`,
+    ),
+    dropEmpty: sqlite.query<unknown, [string]>(
+      "DELETE FROM search_terms WHERE notes <= 0 AND (term, tier) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?1))",
+    ),
+    setFolded: sqlite.query<unknown, [number]>("UPDATE search_totals SET terms_seq = ?"),
+    tierCounts: sqlite.query<{ term: string; tier: number; notes: number }, [string]>(
+      "SELECT term, tier, notes FROM search_terms WHERE term IN (SELECT value FROM json_each(?1))",
+    ),
+    vocabulary: sqlite.query<{ term: string; doc: number }, [string, string]>(
+      "SELECT term, sum(notes) AS doc FROM search_terms WHERE term >= ?1 AND term < ?2 GROUP BY term",
+    ),
+  };
+}
+
+export class SqliteTermCounts {
+  private prepared?: ReturnType<typeof prepare>;
+  /** The log position of this process's last fold (or of the first change it logged): when to fold next. */
+  private foldHint: number | null = null;
+  /**
+   * The terms by tier of the notes this process indexed since its last fold,
+   * by key with the log row that added them, so that a fold need not parse
+   * their vectors again. Trusted only when that row is the key's last in the
+   * pending log (a deleted note's key can be taken by a new note; a committed
+   * row's seq is never taken again), and all dropped whenever a write rolls back.
+   */
+  private indexed = new Map<number, { seq: number; termsByTier: string[][] }>();
+
+  constructor(private readonly sqlite: Database) {}
+
+  private get s() {
+    return (this.prepared ??= prepare(this.sqlite));
+  }
+
+  /** A note was indexed with these terms by tier and logged at `seq`, inside its write. */
+  added(pk: number, seq: number, termsByTier: string[][]): void {
+    this.indexed.set(pk, { seq, termsByTier });
+  }
+
+  /** A write that indexed notes was rolled back: their keys may be taken by other notes, so none of the remembered terms is trusted. */
+  forget(): void {
+    this.indexed.clear();
+  }
+
+  /** After a change was logged at `seq`, inside its write: folds the log once it has grown by FOLD_EVERY rows. */
+  logged(seq: number): void {
+    this.foldHint ??= seq;
+    if (seq - this.foldHint >= FOLD_EVERY) this.fold();
+  }
+
+  /** Folds every log row after terms_seq into search_terms; inside a write transaction (or makes one). */
+  fold(): void {
+    this.sqlite.transaction(() => {
+      const rows = this.s.pending.all();
+      if (rows.length === 0) return;
+      const deltas = this.pendingDeltas(rows, null);
+      const changes: (string | number)[][] = [];
+      let removes = false;
+      for (const term of [...deltas.keys()].sort()) {
+        const perTier = deltas.get(term)!;
+        for (let tier = 0; tier < TIERS; tier++) {
+          if (perTier[tier] !== 0) changes.push([term, tier, perTier[tier]]);
+          if (perTier[tier] < 0) removes = true;
+        }
+      }
+      const json = JSON.stringify(changes);
+      this.s.apply.run(json);
+      if (removes) this.s.dropEmpty.run(json);
+      this.s.setFolded.run(rows[rows.length - 1].seq);
+    })();
+    this.foldHint = null;
+    this.indexed.clear();
+  }
+
+  /**
+   * The net change of the counts by these log rows, for the `terms` asked
+   * (all when null), per key: a first row that removes takes out the vector
+   * that was counted (the one it carries); a last row that adds puts in the
+   * vector stored now (read in the same snapshot).
+   */
+  private pendingDeltas(rows: LogRow[], terms: string[] | null): Deltas {
+    const deltas: Deltas = new Map();
+    const bumpTier = (term: string, tier: number, sign: number) => {
+      let perTier = deltas.get(term);
+      if (!perTier) deltas.set(term, (perTier = new Array<number>(TIERS).fill(0)));
+      perTier[tier] += sign;
+    };
+    const count = (vector: string, sign: number) => {
+      const lengths = readLengths(vector);
+      const bump = (term: string, tf: [number, number, number]) => bumpTier(term, tierOf(tf, lengths), sign);
+      if (terms !== null && terms.length < FIND_TERMS_BELOW) {
+        for (const term of terms) {
+          const tf = termCounts(vector, term);
+          if (tf) bump(term, tf);
+        }
+        return;
+      }
+      const wanted = terms === null ? null : new Set(terms);
+      forEachTerm(vector, (term, title, tags, body) => {
+        if (wanted === null || wanted.has(term)) bump(term, [title, tags, body]);
+      });
+    };
+    const lastRow = new Map(rows.map((row) => [row.pk, row.seq]));
+    for (const [pk, change] of netChanges(rows.map((row) => ({ key: row.pk, removed: row.removed })))) {
+      if (change.firstRemoved !== null) count(change.firstRemoved, -1);
+      if (!change.added) continue;
+      const remembered = terms === null ? this.indexed.get(pk) : undefined;
+      if (remembered?.seq === lastRow.get(pk)) {
+        remembered!.termsByTier.forEach((inTier, tier) => {
+          for (const term of inTier) bumpTier(term, tier, 1);
+        });
+        continue;
+      }
+      const vector = this.s.vectorOf.get(pk)?.vector;
+      if (vector !== undefined) count(vector, 1);
+    }
+    return deltas;
+  }
+
+  /** `read` in one read snapshot, given the changes not folded yet (none: an empty list). */
+  private snapshot<T>(read: (pending: LogRow[]) => T): T {
+    const own = !this.sqlite.inTransaction;
+    if (own) this.sqlite.exec("BEGIN");
+    try {
+      return read(this.s.pending.all());
+    } finally {
+      if (own) this.sqlite.exec("COMMIT");
+    }
+  }
+
+  /** Notes holding each term, per tier: exact (the table plus the changes not folded yet). */
+  tierCounts(terms: string[]): number[][] {
+    return this.snapshot((pending) => {
+      const found = new Map(terms.map((term) => [term, new Array<number>(TIERS).fill(0)]));
+      for (const row of this.s.tierCounts.all(JSON.stringify(terms))) found.get(row.term)![row.tier] = row.notes;
+      if (pending.length > 0) {
+        for (const [term, perTier] of this.pendingDeltas(pending, [...found.keys()])) {
+          perTier.forEach((change, tier) => (found.get(term)![tier] += change));
+        }
+      }
+      return terms.map((term) => found.get(term)!);
+    });
+  }
+
+  /** Terms in [from, to) with the notes holding each (typo vocabulary): exact, as tierCounts. */
+  vocabulary(from: string, to: string): { term: string; doc: number }[] {
+    return this.snapshot((pending) => {
+      const rows = this.s.vocabulary.all(from, to);
+      if (pending.length === 0) return rows;
+      const docs = new Map(rows.map((row) => [row.term, row.doc]));
+      for (const [term, perTier] of this.pendingDeltas(pending, null)) {
+        if (term < from || term >= to) continue;
+        docs.set(term, (docs.get(term) ?? 0) + perTier.reduce((sum, n) => sum + n, 0));
+      }
+      return [...docs].filter(([, doc]) => doc > 0).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([term, doc]) => ({ term, doc }));
+    });
+  }
+}
