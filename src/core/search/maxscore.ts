@@ -9,14 +9,23 @@ import { BM25F, idf, saturate, SLACK, TopK, weightedFrequencyOf, type Ranked } f
 /** Candidates are looked up one by one while they are fewer than a term's postings divided by this; else the term's postings are read whole. */
 const DENSE = 8;
 
-/** The `k` largest values offered (ties included), kept sorted; `floor` is the k-th (-Infinity until k were offered). */
+/** After each whole pass, this many of the best partial scores are scored fully (see seed()). */
+const SEED = 128;
+
+/**
+ * The `capacity` largest values offered (ties included), kept sorted, with the
+ * ordinal each came with; `floor` is the smallest held once full (-Infinity
+ * until then).
+ */
 class Best {
-  private readonly values: Float64Array;
-  private count = 0;
+  readonly values: Float64Array;
+  readonly ordinals: Int32Array;
+  count = 0;
   floor = -Infinity;
 
-  constructor(private readonly k: number) {
-    this.values = new Float64Array(k);
+  constructor(private readonly capacity: number) {
+    this.values = new Float64Array(capacity);
+    this.ordinals = new Int32Array(capacity);
   }
 
   reset(): void {
@@ -24,22 +33,30 @@ class Best {
     this.floor = -Infinity;
   }
 
-  offer(value: number): void {
+  /** The k-th largest value offered (-Infinity until k were offered). */
+  kth(k: number): number {
+    return this.count >= k ? this.values[k - 1] : -Infinity;
+  }
+
+  offer(value: number, ordinal = -1): void {
     const values = this.values;
-    const k = this.k;
+    const ordinals = this.ordinals;
+    const capacity = this.capacity;
     let at: number;
-    if (this.count === k) {
-      if (value <= values[k - 1]) return;
-      at = k - 1;
+    if (this.count === capacity) {
+      if (value <= values[capacity - 1]) return;
+      at = capacity - 1;
     } else {
       at = this.count++;
     }
     while (at > 0 && values[at - 1] < value) {
       values[at] = values[at - 1];
+      ordinals[at] = ordinals[at - 1];
       at--;
     }
     values[at] = value;
-    if (this.count === k) this.floor = values[k - 1];
+    ordinals[at] = ordinal;
+    if (this.count === capacity) this.floor = values[capacity - 1];
   }
 }
 
@@ -146,7 +163,7 @@ function accumulate(
     if (onlyHeld) continue;
     if (before === 0) touched[n++] = ordinal;
     if (after > floor && live[ordinal] === 1 && (accept === undefined || accept(ordinal))) {
-      best.offer(after);
+      best.offer(after, ordinal);
       floor = best.floor;
     }
   }
@@ -169,6 +186,8 @@ function accumulateFirst(
   accumulators: Float64Array,
   touched: Int32Array,
   best: Best,
+  k: number,
+  threshold: number,
   accept: ((ordinal: number) => boolean) | undefined,
 ): number {
   const skips = list.skips;
@@ -177,7 +196,7 @@ function accumulateFirst(
   let count = 0;
   const blocks = Math.ceil(list.size / (1 << BLOCK_SHIFT));
   for (let block = 0; block < blocks; block++) {
-    if (best.floor >= (blockBound(block) + rest) * SLACK) continue;
+    if (Math.max(threshold, best.kth(k)) >= (blockBound(block) + rest) * SLACK) continue;
     const from = block === 0 ? 0 : skips[2 * block - 1];
     const previous = block === 0 ? -1 : skips[2 * block - 2];
     const to = block < complete ? skips[2 * block + 1] : list.length;
@@ -225,7 +244,9 @@ export function rankInMemory(index: MemoryIndex, terms: string[], k: number, acc
   for (let j = m - 2; j >= 0; j--) left[j] = left[j + 1] + bounds[order[j + 1]];
 
   const { accumulators, touched, candidates: room } = index.scratch();
-  const best = new Best(k);
+  const best = new Best(Math.max(k, SEED));
+  const seeded = new Best(k);
+  const scored = new Set<number>();
   let threshold = -Infinity;
   let count = 0;
   try {
@@ -238,11 +259,14 @@ export function rankInMemory(index: MemoryIndex, terms: string[], k: number, acc
       if (j === 0) {
         const blockMax = list.blockMax;
         const blockBound = (block: number) => (blockMax && block < blockMax.length ? weights[i] * saturate(blockMax[block] * drifts[i]) : bounds[i]);
-        count = accumulateFirst(index, list, blockBound, left[0], weights[i], averages, accumulators, touched, best, accept);
+        count = accumulateFirst(index, list, blockBound, left[0], weights[i], averages, accumulators, touched, best, k, threshold, accept);
       } else {
         count = accumulate(index, list, 0, list.length, -1, weights[i], averages, accumulators, touched, count, best, accept, false);
       }
-      if (best.floor > threshold) threshold = best.floor;
+      threshold = Math.max(threshold, best.kth(k));
+      // The best partial scores so far are likely among the best full ones:
+      // scoring them fully gives a k-th score that often ends the passes early.
+      if (j < m - 1) threshold = Math.max(threshold, seed(index, lists, weights, averages, best, scored, seeded, k));
       if (j === m - 1 || threshold >= left[j] * SLACK) break;
       j++;
     }
@@ -266,8 +290,9 @@ export function rankInMemory(index: MemoryIndex, terms: string[], k: number, acc
         accumulate(index, list, 0, list.length, -1, weights[i], averages, accumulators, touched, count, best, accept, true);
       }
       best.reset();
-      for (let c = 0; c < candidates.length; c++) best.offer(accumulators[candidates[c]]);
-      if (best.floor > threshold) threshold = best.floor;
+      for (let c = 0; c < candidates.length; c++) best.offer(accumulators[candidates[c]], candidates[c]);
+      threshold = Math.max(threshold, best.kth(k));
+      if (j < m - 1) threshold = Math.max(threshold, seed(index, lists, weights, averages, best, scored, seeded, k));
       // Drop those the bounds left cannot lift to the k-th partial score.
       const floor = left[j];
       let kept = 0;
@@ -349,13 +374,47 @@ function rescore(
   const cut = Math.max(best.floor, threshold) / (SLACK * SLACK);
   const finalists: number[] = [];
   for (let c = 0; c < candidates.length; c++) if (accumulators[candidates[c]] >= cut) finalists.push(candidates[c]);
-  const scores = new Float64Array(finalists.length);
-  for (let i = 0; i < lists.length; i++) {
-    const cursor = new PostingCursor(lists[i]);
-    const share = sharer(index, weights[i], averages, cursor);
-    for (let f = 0; f < finalists.length; f++) if (cursor.seek(finalists[f])) scores[f] += share(finalists[f]);
-  }
+  const scores = scoreFully(index, lists, weights, averages, finalists);
   const top = new TopK(k);
   for (let f = 0; f < finalists.length; f++) top.offer(index.keyOf(finalists[f]), scores[f]);
   return top.items;
+}
+
+/** The full scores of `ordinals` (ascending), the shares summed in query-term order (every scorer's float). */
+function scoreFully(index: MemoryIndex, lists: TermPostings[], weights: number[], averages: Fields<number>, ordinals: ArrayLike<number>): Float64Array {
+  const scores = new Float64Array(ordinals.length);
+  for (let i = 0; i < lists.length; i++) {
+    const cursor = new PostingCursor(lists[i]);
+    const share = sharer(index, weights[i], averages, cursor);
+    for (let f = 0; f < ordinals.length; f++) if (cursor.seek(ordinals[f])) scores[f] += share(ordinals[f]);
+  }
+  return scores;
+}
+
+/**
+ * Scores fully the notes of `best` (live, accepted: the best partial scores
+ * of the last pass) not scored before, into `seeded`; returns its k-th score
+ * (a lower bound of the final k-th: k distinct notes score at least that).
+ */
+function seed(
+  index: MemoryIndex,
+  lists: TermPostings[],
+  weights: number[],
+  averages: Fields<number>,
+  best: Best,
+  scored: Set<number>,
+  seeded: Best,
+  k: number,
+): number {
+  const picked: number[] = [];
+  for (let s = 0; s < best.count; s++) {
+    const ordinal = best.ordinals[s];
+    if (scored.has(ordinal)) continue;
+    scored.add(ordinal);
+    picked.push(ordinal);
+  }
+  picked.sort((a, b) => a - b);
+  const scores = scoreFully(index, lists, weights, averages, picked);
+  for (let p = 0; p < picked.length; p++) seeded.offer(scores[p]);
+  return seeded.kth(k) / SLACK;
 }
