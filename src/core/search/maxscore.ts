@@ -374,7 +374,7 @@ export function rankInMemory(index: MemoryIndex, terms: string[], k: number, acc
       const list = lists[i];
       addForCandidates(index, list, blockBounds(lists[i], weights[i], drifts[i], bounds[i]), left[j], threshold, weights[i], averages, accumulators, candidates, best, leaders);
       best.reset();
-      leaders.reset(j < m - 1 ? candidates.length >> 4 : 0);
+      leaders.reset(j < m - 1 ? Math.min(candidates.length >> 4, Math.floor(lists[order[j + 1]].size / (m * SEED_COST))) : 0);
       for (let c = 0; c < candidates.length; c++) {
         best.offer(accumulators[candidates[c]]);
         leaders.offer(accumulators[candidates[c]], candidates[c]);
