@@ -6,8 +6,13 @@ import type { Fields } from "./analyzer.ts";
 import { BLOCK_SHIFT, PostingCursor, type MemoryIndex, type TermPostings } from "./memory-index.ts";
 import { BM25F, idf, saturate, SLACK, TopK, weightedFrequencyOf, type Ranked } from "./ranking.ts";
 
-/** Candidates are looked up one by one while they are fewer than a term's postings divided by this; else the term's postings are read whole. */
-const DENSE = 8;
+/**
+ * After a pass, the notes of the best partial scores are scored fully (see
+ * seed()): at most SEED_MAX, and fewer when the next pass is short (a full
+ * score looks a note up in every list, decoding up to a block in each).
+ */
+const SEED_MAX = 256;
+const SEED_COST = 256;
 
 /** The `k` largest values offered (ties included), kept sorted; `floor` is the k-th (-Infinity until k were offered). */
 class Best {
@@ -44,6 +49,59 @@ class Best {
 }
 
 /**
+ * The notes of the `size` largest values offered, in a min-heap (any order
+ * among them); `floor` is the smallest held once full (-Infinity until then,
+ * Infinity when `size` is 0: nothing is taken).
+ */
+class Leaders {
+  private values = new Float64Array(SEED_MAX);
+  readonly ordinals = new Int32Array(SEED_MAX);
+  count = 0;
+  private size = 0;
+  floor = Infinity;
+
+  reset(size: number): void {
+    this.size = Math.min(size, SEED_MAX);
+    this.count = 0;
+    this.floor = this.size > 0 ? -Infinity : Infinity;
+  }
+
+  offer(value: number, ordinal: number): void {
+    const values = this.values;
+    const ordinals = this.ordinals;
+    if (this.size === 0) return;
+    if (this.count < this.size) {
+      let at = this.count++;
+      while (at > 0) {
+        const parent = (at - 1) >> 1;
+        if (values[parent] <= value) break;
+        values[at] = values[parent];
+        ordinals[at] = ordinals[parent];
+        at = parent;
+      }
+      values[at] = value;
+      ordinals[at] = ordinal;
+    } else {
+      if (!(value > values[0])) return;
+      const n = this.count;
+      let at = 0;
+      for (;;) {
+        let child = 2 * at + 1;
+        if (child >= n) break;
+        if (child + 1 < n && values[child + 1] < values[child]) child++;
+        if (values[child] >= value) break;
+        values[at] = values[child];
+        ordinals[at] = ordinals[child];
+        at = child;
+      }
+      values[at] = value;
+      ordinals[at] = ordinal;
+    }
+    if (this.count === this.size) this.floor = values[0];
+  }
+}
+
+/**
  * Adds each posting's share of `list` to its note's accumulator (term at a
  * time); notes first touched are listed in `touched` from `count` on. Every
  * live, accepted note's new partial score is offered to `best`. Returns the new
@@ -59,9 +117,10 @@ function accumulate(
   weight: number,
   averages: Fields<number>,
   accumulators: Float64Array,
-  touched: Int32Array,
+  touched: Int32Array | null,
   count: number,
   best: Best,
+  leaders: Leaders,
   accept: ((ordinal: number) => boolean) | undefined,
   onlyHeld: boolean,
 ): number {
@@ -77,7 +136,7 @@ function accumulate(
   let at = from;
   let ordinal = previous;
   let n = count;
-  let floor = best.floor;
+  let floor = Math.min(best.floor, leaders.floor);
   while (at < end) {
     let v = data[at++];
     if (v >= 128) {
@@ -144,10 +203,11 @@ function accumulate(
     const after = before + share;
     accumulators[ordinal] = after;
     if (onlyHeld) continue;
-    if (before === 0) touched[n++] = ordinal;
+    if (before === 0) touched![n++] = ordinal;
     if (after > floor && live[ordinal] === 1 && (accept === undefined || accept(ordinal))) {
       best.offer(after);
-      floor = best.floor;
+      leaders.offer(after, ordinal);
+      floor = Math.min(best.floor, leaders.floor);
     }
   }
   return n;
@@ -169,21 +229,73 @@ function accumulateFirst(
   accumulators: Float64Array,
   touched: Int32Array,
   best: Best,
+  leaders: Leaders,
+  threshold: number,
   accept: ((ordinal: number) => boolean) | undefined,
 ): number {
   const skips = list.skips;
   const complete = list.size >> BLOCK_SHIFT;
-  if (!skips || !list.blockMax) return accumulate(index, list, 0, list.length, -1, weight, averages, accumulators, touched, 0, best, accept, false);
+  if (!skips || !list.blockMax) return accumulate(index, list, 0, list.length, -1, weight, averages, accumulators, touched, 0, best, leaders, accept, false);
   let count = 0;
   const blocks = Math.ceil(list.size / (1 << BLOCK_SHIFT));
   for (let block = 0; block < blocks; block++) {
-    if (best.floor >= (blockBound(block) + rest) * SLACK) continue;
+    if (Math.max(threshold, best.floor) >= (blockBound(block) + rest) * SLACK) continue;
     const from = block === 0 ? 0 : skips[2 * block - 1];
     const previous = block === 0 ? -1 : skips[2 * block - 2];
     const to = block < complete ? skips[2 * block + 1] : list.length;
-    count = accumulate(index, list, from, to, previous, weight, averages, accumulators, touched, count, best, accept, false);
+    count = accumulate(index, list, from, to, previous, weight, averages, accumulators, touched, count, best, leaders, accept, false);
   }
   return count;
+}
+
+/** What a term adds to any note of a block at most (its bound when the block has none). */
+function blockBounds(list: TermPostings, weight: number, drift: number, bound: number): (block: number) => number {
+  const blockMax = list.blockMax;
+  return (block) => (blockMax && block < blockMax.length ? weight * saturate(blockMax[block] * drift) : bound);
+}
+
+/**
+ * Adds the term's share to the candidates (ascending ordinals, positive
+ * accumulators) that hold it, block by block: a block holding no candidate is
+ * not decoded, and a candidate that could not reach `threshold` even with the
+ * block's bound (`blockBound`) and the terms left (`rest`) is dropped there
+ * (its accumulator set to -Infinity), so a block left with none is not
+ * decoded either.
+ */
+function addForCandidates(
+  index: MemoryIndex,
+  list: TermPostings,
+  blockBound: (block: number) => number,
+  rest: number,
+  threshold: number,
+  weight: number,
+  averages: Fields<number>,
+  accumulators: Float64Array,
+  candidates: Int32Array,
+  best: Best,
+  leaders: Leaders,
+): void {
+  const skips = list.skips;
+  const complete = list.size >> BLOCK_SHIFT;
+  const blocks = Math.ceil(list.size / (1 << BLOCK_SHIFT));
+  const n = candidates.length;
+  let c = 0;
+  for (let block = 0; block < blocks && c < n; block++) {
+    const last = block < complete ? skips![2 * block] : list.last;
+    if (candidates[c] > last) continue;
+    const bound = blockBound(block) + rest;
+    let open = false;
+    for (; c < n && candidates[c] <= last; c++) {
+      const ordinal = candidates[c];
+      if (threshold < (accumulators[ordinal] + bound) * SLACK) open = true;
+      else accumulators[ordinal] = -Infinity;
+    }
+    if (!open) continue;
+    const from = block === 0 ? 0 : skips![2 * block - 1];
+    const previous = block === 0 ? -1 : skips![2 * block - 2];
+    const to = block < complete ? skips![2 * block + 1] : list.length;
+    accumulate(index, list, from, to, previous, weight, averages, accumulators, null, 0, best, leaders, undefined, true);
+  }
 }
 
 /**
@@ -226,6 +338,9 @@ export function rankInMemory(index: MemoryIndex, terms: string[], k: number, acc
 
   const { accumulators, touched, candidates: room } = index.scratch();
   const best = new Best(k);
+  const leaders = new Leaders();
+  const seeded = new Best(k);
+  const scored = new Set<number>();
   let threshold = -Infinity;
   let count = 0;
   try {
@@ -234,40 +349,37 @@ export function rankInMemory(index: MemoryIndex, terms: string[], k: number, acc
     for (;;) {
       const i = order[j];
       best.reset();
+      leaders.reset(j < m - 1 ? Math.floor(lists[order[j + 1]].size / (m * SEED_COST)) : 0);
       const list = lists[i];
       if (j === 0) {
-        const blockMax = list.blockMax;
-        const blockBound = (block: number) => (blockMax && block < blockMax.length ? weights[i] * saturate(blockMax[block] * drifts[i]) : bounds[i]);
-        count = accumulateFirst(index, list, blockBound, left[0], weights[i], averages, accumulators, touched, best, accept);
+        count = accumulateFirst(index, list, blockBounds(list, weights[i], drifts[i], bounds[i]), left[0], weights[i], averages, accumulators, touched, best, leaders, threshold, accept);
       } else {
-        count = accumulate(index, list, 0, list.length, -1, weights[i], averages, accumulators, touched, count, best, accept, false);
+        count = accumulate(index, list, 0, list.length, -1, weights[i], averages, accumulators, touched, count, best, leaders, accept, false);
       }
-      if (best.floor > threshold) threshold = best.floor;
+      threshold = Math.max(threshold, best.floor);
+      // The best partial scores so far are likely among the best full ones:
+      // scoring them fully gives a k-th score that often ends the passes early.
+      threshold = Math.max(threshold, seed(index, lists, weights, averages, leaders, scored, seeded));
       if (j === m - 1 || threshold >= left[j] * SLACK) break;
       j++;
     }
     // The touched notes that can still enter (j: the last term added whole), by ordinal;
     // the others' accumulators are set to -Infinity (never added to again).
-    let candidates = canEnter(index, touched, count, accumulators, threshold, left[j], accept, room);
+    let candidates = canEnter(index, touched, count, j === 0, accumulators, threshold, left[j], accept, room);
     // The terms left, added for the candidates alone: looked up one by one
     // (skipping whole blocks) when they are few beside the term's postings,
     // else in one pass over the postings.
     for (j++; j < m && candidates.length > 0; j++) {
       const i = order[j];
       const list = lists[i];
-      if (candidates.length * DENSE < list.size) {
-        const cursor = new PostingCursor(list);
-        const share = sharer(index, weights[i], averages, cursor);
-        for (let c = 0; c < candidates.length; c++) {
-          const ordinal = candidates[c];
-          if (cursor.seek(ordinal)) accumulators[ordinal] += share(ordinal);
-        }
-      } else {
-        accumulate(index, list, 0, list.length, -1, weights[i], averages, accumulators, touched, count, best, accept, true);
-      }
+      addForCandidates(index, list, blockBounds(lists[i], weights[i], drifts[i], bounds[i]), left[j], threshold, weights[i], averages, accumulators, candidates, best, leaders);
       best.reset();
-      for (let c = 0; c < candidates.length; c++) best.offer(accumulators[candidates[c]]);
-      if (best.floor > threshold) threshold = best.floor;
+      leaders.reset(j < m - 1 ? Math.min(candidates.length >> 4, Math.floor(lists[order[j + 1]].size / (m * SEED_COST))) : 0);
+      for (let c = 0; c < candidates.length; c++) {
+        best.offer(accumulators[candidates[c]]);
+        leaders.offer(accumulators[candidates[c]], candidates[c]);
+      }
+      threshold = Math.max(threshold, best.floor, seed(index, lists, weights, averages, leaders, scored, seeded));
       // Drop those the bounds left cannot lift to the k-th partial score.
       const floor = left[j];
       let kept = 0;
@@ -286,14 +398,15 @@ export function rankInMemory(index: MemoryIndex, terms: string[], k: number, acc
 
 /**
  * The live, accepted notes among the `count` touched that can still reach
- * `threshold` with `left` more, in ascending ordinal order (sorted when few,
- * else found by one scan over the accumulators); the others' accumulators
- * become -Infinity.
+ * `threshold` with `left` more, in ascending ordinal order (as touched when
+ * `ascending`: one pass touched them all; else sorted when few, else found by
+ * one scan over the accumulators); the others' accumulators become -Infinity.
  */
 function canEnter(
   index: MemoryIndex,
   touched: Int32Array,
   count: number,
+  ascending: boolean,
   accumulators: Float64Array,
   threshold: number,
   left: number,
@@ -302,6 +415,14 @@ function canEnter(
 ): Int32Array {
   const live = index.liveFlags;
   let kept = 0;
+  if (ascending) {
+    for (let t = 0; t < count; t++) {
+      const ordinal = touched[t];
+      if (threshold < (accumulators[ordinal] + left) * SLACK && live[ordinal] === 1 && (accept === undefined || accept(ordinal))) room[kept++] = ordinal;
+      else accumulators[ordinal] = -Infinity;
+    }
+    return room.subarray(0, kept);
+  }
   for (let t = 0; t < count; t++) {
     const ordinal = touched[t];
     if (threshold < (accumulators[ordinal] + left) * SLACK && live[ordinal] === 1 && (accept === undefined || accept(ordinal))) kept++;
@@ -349,13 +470,49 @@ function rescore(
   const cut = Math.max(best.floor, threshold) / (SLACK * SLACK);
   const finalists: number[] = [];
   for (let c = 0; c < candidates.length; c++) if (accumulators[candidates[c]] >= cut) finalists.push(candidates[c]);
-  const scores = new Float64Array(finalists.length);
-  for (let i = 0; i < lists.length; i++) {
-    const cursor = new PostingCursor(lists[i]);
-    const share = sharer(index, weights[i], averages, cursor);
-    for (let f = 0; f < finalists.length; f++) if (cursor.seek(finalists[f])) scores[f] += share(finalists[f]);
-  }
+  const scores = scoreFully(index, lists, weights, averages, finalists);
   const top = new TopK(k);
   for (let f = 0; f < finalists.length; f++) top.offer(index.keyOf(finalists[f]), scores[f]);
   return top.items;
+}
+
+/** The full scores of `ordinals` (ascending), the shares summed in query-term order (every scorer's float). */
+function scoreFully(index: MemoryIndex, lists: TermPostings[], weights: number[], averages: Fields<number>, ordinals: ArrayLike<number>): Float64Array {
+  const scores = new Float64Array(ordinals.length);
+  for (let i = 0; i < lists.length; i++) {
+    const cursor = new PostingCursor(lists[i]);
+    const share = sharer(index, weights[i], averages, cursor);
+    for (let f = 0; f < ordinals.length; f++) if (cursor.seek(ordinals[f])) scores[f] += share(ordinals[f]);
+  }
+  return scores;
+}
+
+/**
+ * Scores fully the notes of `leaders` (live, accepted: the best partial
+ * scores of the last pass) not scored before, into `seeded`; returns its k-th
+ * score over the slack (a lower bound of the final k-th: k distinct notes
+ * score at least that), -Infinity until k notes were scored.
+ */
+function seed(
+  index: MemoryIndex,
+  lists: TermPostings[],
+  weights: number[],
+  averages: Fields<number>,
+  leaders: Leaders,
+  scored: Set<number>,
+  seeded: Best,
+): number {
+  const picked: number[] = [];
+  for (let s = 0; s < leaders.count; s++) {
+    const ordinal = leaders.ordinals[s];
+    if (scored.has(ordinal)) continue;
+    scored.add(ordinal);
+    picked.push(ordinal);
+  }
+  if (picked.length > 0) {
+    picked.sort((a, b) => a - b);
+    const scores = scoreFully(index, lists, weights, averages, picked);
+    for (let p = 0; p < picked.length; p++) seeded.offer(scores[p]);
+  }
+  return seeded.floor / SLACK;
 }
