@@ -4,7 +4,7 @@
 // cluster (postmaster, children, reaped children). Optionally a second binary
 // on PostgreSQL (--base, e.g. a build of main) beside this build, so a change
 // is judged against its baseline in the same run, on the same database.
-//   bun run build && bun bench/keyed-get.ts --from /tmp/wt20-seed-100k [--base /tmp/old-cairn] [--rounds 3] [--duration 5] [--connections 32]
+//   bun run build && bun bench/keyed-get.ts --from /tmp/wt20-seed-100k [--base /tmp/old-cairn[,/tmp/older-cairn]] [--rounds 3] [--duration 5] [--connections 32]
 // --from: a seeded data dir (bench/seed.ts, with keys.json); it is copied, never written.
 // The PostgreSQL is the tests' throwaway cluster (test/helpers/postgres.ts). Figures: docs/benchmarks.md.
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -66,7 +66,7 @@ function clusterCpu(): number {
 
 const setups: [string, string, Record<string, string>][] = [
   ["SQLite", binary, {}],
-  ...(args.base ? ([["PostgreSQL (base)", args.base, { DATABASE_URL: url }]] as [string, string, Record<string, string>][]) : []),
+  ...(args.base ?? "").split(",").filter(Boolean).map((bin, i, all): [string, string, Record<string, string>] => [`PostgreSQL (base${all.length > 1 ? ` ${i + 1}` : ""})`, bin, { DATABASE_URL: url }]),
   ["PostgreSQL", binary, { DATABASE_URL: url }],
 ];
 const results = new Map<string, { rps: number; p50: number; p99: number; non2xx: number; serveMs: number; pgMs: number }[]>();

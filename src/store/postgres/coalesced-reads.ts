@@ -19,9 +19,13 @@ interface Waiter<R> {
   reject: (error: unknown) => void;
 }
 
+/** Statements of one kind in flight at most; reads asked for meanwhile wait and go out together in the next. */
+export const READS_IN_FLIGHT = 2;
+
 export class CoalescedReads<Row, R> {
   private pending = new Map<string, Waiter<R>[]>();
   private scheduled = false;
+  private inFlight = 0;
 
   /**
    * `fetch` reads every key it is given in one statement; `answer` makes each
@@ -31,6 +35,7 @@ export class CoalescedReads<Row, R> {
   constructor(
     private readonly fetch: (keys: string[]) => Promise<Map<string, Row>>,
     private readonly answer: (row: Row | undefined) => R,
+    private readonly maxInFlight = READS_IN_FLIGHT,
   ) {}
 
   read(key: string): Promise<R> {
@@ -38,19 +43,28 @@ export class CoalescedReads<Row, R> {
       const waiters = this.pending.get(key);
       if (waiters) waiters.push({ resolve, reject });
       else this.pending.set(key, [{ resolve, reject }]);
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => this.flush());
-      }
+      this.schedule();
     });
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.inFlight >= this.maxInFlight || this.pending.size === 0) return;
+    this.scheduled = true;
+    setImmediate(() => this.flush());
   }
 
   private flush(): void {
     const batch = this.pending;
     this.pending = new Map();
     this.scheduled = false;
+    this.inFlight++;
+    const done = () => {
+      this.inFlight--;
+      this.schedule();
+    };
     this.fetch([...batch.keys()]).then(
       (found) => {
+        done();
         for (const [key, waiters] of batch) {
           const row = found.get(key);
           for (const waiter of waiters) {
@@ -63,6 +77,7 @@ export class CoalescedReads<Row, R> {
         }
       },
       (error) => {
+        done();
         for (const waiters of batch.values()) for (const waiter of waiters) waiter.reject(error);
       },
     );

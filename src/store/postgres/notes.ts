@@ -87,10 +87,26 @@ export class PostgresNotes {
     this.lastRead = new BoundedCache(NOTE_CACHE_ENTRIES, noteCacheBytes, noteRecordBytes);
     this.noteReads = new CoalescedReads(
       async (ids) => {
+        // A note's title, body, tags, author and time never change once written
+        // (superseding writes a new note: docs/design.md), so of a note read
+        // before only what can change comes back: its score, comment count and links.
+        const known = new Map<string, NoteRecord>();
+        for (const id of ids) {
+          const last = this.lastRead.get(id);
+          if (last) known.set(id, last);
+        }
         const rows = (await this.client`
-          SELECT pk, id, contributor_no, title, body, tags, score, comment_count, created_at, supersedes, superseded_by
-            FROM posts WHERE id = ANY(${textArray(ids)}::text[])`) as NoteRow[];
-        const found = new Map(rows.map((row) => [row.id, this.current(toNote(row))]));
+          SELECT pk, id, contributor_no, created_at, score, comment_count, supersedes, superseded_by,
+                 CASE WHEN k.known THEN NULL ELSE title END AS title,
+                 CASE WHEN k.known THEN NULL ELSE body END AS body,
+                 CASE WHEN k.known THEN NULL ELSE tags END AS tags
+            FROM posts, LATERAL (SELECT posts.id = ANY(${textArray(known.keys())}::text[]) AS known) k
+           WHERE id = ANY(${textArray(ids)}::text[])`) as (Omit<NoteRow, "title" | "body" | "tags"> & { title: string | null; body: string | null; tags: string[] | null })[];
+        const found = new Map<string, NoteRecord>();
+        for (const row of rows) {
+          const last = known.get(row.id);
+          found.set(row.id, row.title === null && last ? this.refreshed(last, row) : this.current(toNote(row as NoteRow)));
+        }
         for (const id of ids) if (!found.has(id)) this.lastRead.delete(id);
         return found;
       },
@@ -102,6 +118,15 @@ export class PostgresNotes {
   private current(fresh: NoteRecord): NoteRecord {
     const last = this.lastRead.get(fresh.id);
     if (last && sameNoteRecord(last, fresh)) return last;
+    this.lastRead.set(fresh.id, fresh);
+    return fresh;
+  }
+
+  /** A note read before, with what can change read again: the same record while nothing did. */
+  private refreshed(last: NoteRecord, row: Pick<NoteRow, "score" | "comment_count" | "supersedes" | "superseded_by">): NoteRecord {
+    if (last.score === row.score && last.commentCount === row.comment_count && last.supersedes === row.supersedes && last.supersededBy === row.superseded_by)
+      return last;
+    const fresh = { ...last, score: row.score, commentCount: row.comment_count, supersedes: row.supersedes, supersededBy: row.superseded_by };
     this.lastRead.set(fresh.id, fresh);
     return fresh;
   }
