@@ -24,7 +24,13 @@ export function openStore(
   config: Pick<Config, "dataDir" | "databaseUrl" | "databasePoolSize" | "durability"> & Partial<Pick<Config, "noteCacheBytes" | "searchMemoryBytes">>,
   options: { mustExist?: boolean } = {},
 ): Store {
-  if (config.databaseUrl !== null) return new PostgresStore({ url: config.databaseUrl, poolSize: config.databasePoolSize, searchMemoryBytes: config.searchMemoryBytes });
+  if (config.databaseUrl !== null)
+    return new PostgresStore({
+      url: config.databaseUrl,
+      poolSize: config.databasePoolSize,
+      noteCacheBytes: config.noteCacheBytes,
+      searchMemoryBytes: config.searchMemoryBytes,
+    });
   if (options.mustExist && !existsSync(databasePath(config.dataDir))) {
     throw new StoreNotFound(`no database at ${databasePath(config.dataDir)} (set DATA_DIR or --data-dir, or DATABASE_URL)`);
   }

@@ -9,6 +9,11 @@ export interface PostgresOptions {
   url: string;
   poolSize: number;
   /**
+   * Byte budget of the last records read (NOTE_CACHE_MB; notes.ts): never
+   * answered from, only reused when a fresh read matches. Unset: the default.
+   */
+  noteCacheBytes?: number;
+  /**
    * Budget of the in-memory search postings (SEARCH_MEMORY_MB; see
    * src/store/search-follower.ts). Unset or 0: none (admin verbs, copy).
    */

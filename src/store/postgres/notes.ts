@@ -1,12 +1,16 @@
 // Notes on PostgreSQL: create (the duplicate and superseding checks under a
 // lock per author; the note, its vector, its tags and its search log row in
-// one statement), read (no cache: replicas share the database), delete,
+// one statement), read (no cache: replicas share the database; concurrent
+// reads coalesced, coalesced-reads.ts), delete,
 // search (this replica's in-memory postings, search.ts). The hot statements
 // go straight to Bun.SQL: a tagged template is prepared once per connection,
 // and building the Drizzle query each time cost more than running it.
 import type { ReservedSQL, SQL as BunSQL } from "bun";
 import type { DeleteOutcome, IdempotencyCompletion, NewNote, NoteRecord, OwnNoteRecord, SearchRequest, SimilarQuery, SimilarRecord, SupersedeRefusal } from "../types.ts";
 import { resultOrder } from "../../core/search/query.ts";
+import { BoundedCache } from "../bounded-cache.ts";
+import { NOTE_CACHE_ENTRIES, noteRecordBytes, sameNoteRecord } from "../note-records.ts";
+import { CoalescedReads, textArray } from "./coalesced-reads.ts";
 import { transaction } from "./connection.ts";
 import { answeredOn, forgetNoteAnswersOn } from "./idempotency.ts";
 import { decodeText, encodeText } from "./schema.ts";
@@ -65,10 +69,67 @@ interface Logged {
 }
 
 export class PostgresNotes {
+  /** Note reads by id of concurrent requests, one statement per turn of the event loop (coalesced-reads.ts). */
+  private readonly noteReads: CoalescedReads<NoteRecord, NoteRecord | null>;
+  /**
+   * The last record read of each note, handed out again while a fresh read
+   * of its row says the same in every field: the HTTP layer then reuses the
+   * note's checked and serialised JSON (src/http/note-body.ts), which was the
+   * largest part of a keyed GET's CPU after the reads. Never answered from.
+   */
+  private readonly lastRead: BoundedCache<string, NoteRecord>;
+
   constructor(
     private readonly client: BunSQL,
     private readonly searchIndex: PostgresSearch,
-  ) {}
+    noteCacheBytes: number,
+  ) {
+    this.lastRead = new BoundedCache(NOTE_CACHE_ENTRIES, noteCacheBytes, noteRecordBytes);
+    this.noteReads = new CoalescedReads(
+      async (ids) => {
+        // A note's title, body, tags, author and time never change once written
+        // (superseding writes a new note: docs/design.md), so of a note read
+        // before only what can change comes back: its score, comment count and links.
+        const known = new Map<string, NoteRecord>();
+        for (const id of ids) {
+          const last = this.lastRead.get(id);
+          if (last) known.set(id, last);
+        }
+        const rows = (await this.client`
+          SELECT pk, id, contributor_no, created_at, score, comment_count, supersedes, superseded_by,
+                 CASE WHEN k.known THEN NULL ELSE title END AS title,
+                 CASE WHEN k.known THEN NULL ELSE body END AS body,
+                 CASE WHEN k.known THEN NULL ELSE tags END AS tags
+            FROM posts, LATERAL (SELECT posts.id = ANY(${textArray(known.keys())}::text[]) AS known) k
+           WHERE id = ANY(${textArray(ids)}::text[])`) as (Omit<NoteRow, "title" | "body" | "tags"> & { title: string | null; body: string | null; tags: string[] | null })[];
+        const found = new Map<string, NoteRecord>();
+        for (const row of rows) {
+          const last = known.get(row.id);
+          found.set(row.id, row.title === null && last ? this.refreshed(last, row) : this.current(toNote(row as NoteRow)));
+        }
+        for (const id of ids) if (!found.has(id)) this.lastRead.delete(id);
+        return found;
+      },
+      (note) => note ?? null,
+    );
+  }
+
+  /** `fresh`, or the equal record read before (records are never changed once made). */
+  private current(fresh: NoteRecord): NoteRecord {
+    const last = this.lastRead.get(fresh.id);
+    if (last && sameNoteRecord(last, fresh)) return last;
+    this.lastRead.set(fresh.id, fresh);
+    return fresh;
+  }
+
+  /** A note read before, with what can change read again: the same record while nothing did. */
+  private refreshed(last: NoteRecord, row: Pick<NoteRow, "score" | "comment_count" | "supersedes" | "superseded_by">): NoteRecord {
+    if (last.score === row.score && last.commentCount === row.comment_count && last.supersedes === row.supersedes && last.supersededBy === row.superseded_by)
+      return last;
+    const fresh = { ...last, score: row.score, commentCount: row.comment_count, supersedes: row.supersedes, supersededBy: row.superseded_by };
+    this.lastRead.set(fresh.id, fresh);
+    return fresh;
+  }
 
   async create(
     note: NewNote,
@@ -168,10 +229,9 @@ export class PostgresNotes {
     }));
   }
 
-  async get(id: string): Promise<NoteRecord | null> {
-    const [row] = (await this.client`
-      SELECT pk, id, contributor_no, title, body, tags, score, comment_count, created_at, supersedes, superseded_by FROM posts WHERE id = ${id}`) as NoteRow[];
-    return row ? toNote(row) : null;
+  /** No cache (replicas share the database): read after the request arrived, coalesced with the others of the moment. */
+  get(id: string): Promise<NoteRecord | null> {
+    return this.noteReads.read(id);
   }
 
   async delete(id: string, contributorNo: number): Promise<DeleteOutcome> {
@@ -198,6 +258,7 @@ export class PostgresNotes {
       return logged;
     });
     if (typeof outcome === "string") return outcome;
+    this.lastRead.delete(id);
     if (outcome.seq > 0) this.written(outcome);
     return "deleted";
   }

@@ -1,14 +1,16 @@
 // The PostgreSQL engine: Drizzle's PostgreSQL dialect over Bun's built-in SQL
 // client (connection.ts), one class per resource; this class composes them
 // behind the Store interface. Any number of processes (replicas, `cairn
-// admin`) share one database, so nothing here is remembered between calls: no
-// note cache, no key memory (keyGeneration is NaN), and every read-then-write
+// admin`) share one database, so nothing here is answered from memory: no
+// note cache (the last record read of a note is reused only when a fresh read
+// of its row matches it, notes.ts), no key memory (keyGeneration is NaN), and every read-then-write
 // holds a row lock for its transaction. Search is the one thing held in
 // memory: the in-memory postings of src/core/search, which follow the
 // database's search log (search.ts, search-log.ts), as on SQLite.
 import type { SQL as BunSQL } from "bun";
 import { count, eq } from "drizzle-orm";
 import { ComposedStore } from "../composed-store.ts";
+import { DEFAULT_NOTE_CACHE_BYTES } from "../note-records.ts";
 import type { Counts, Readiness, Store } from "../types.ts";
 import { PostgresComments } from "./comments.ts";
 import { isUnavailableError, openDatabase, type Db, type PostgresOptions } from "./connection.ts";
@@ -52,7 +54,7 @@ export class PostgresStore extends ComposedStore implements Store {
     ({ client: this.client, db: this.db } = openDatabase(options));
     this.contributors = new PostgresContributors(this.db, this.client);
     this.searchIndex = new PostgresSearch(this.client, options.searchMemoryBytes ?? 0);
-    this.notes = new PostgresNotes(this.client, this.searchIndex);
+    this.notes = new PostgresNotes(this.client, this.searchIndex, options.noteCacheBytes ?? DEFAULT_NOTE_CACHE_BYTES);
     this.comments = new PostgresComments(this.db);
     this.votes = new PostgresVotes(this.db);
     this.webEvents = new PostgresWebEvents(this.db);

@@ -5,6 +5,7 @@ import type { Database } from "bun:sqlite";
 import { desc, eq, sql } from "drizzle-orm";
 import type { BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { BoundedCache } from "../bounded-cache.ts";
+import { NOTE_CACHE_ENTRIES, noteRecordBytes as noteBytes } from "../note-records.ts";
 import type { DeleteOutcome, IdempotencyCompletion, NewNote, NoteRecord, OwnNoteRecord, SearchRequest, SimilarQuery, SimilarRecord, SupersedeRefusal } from "../types.ts";
 import type { SqliteIdempotency } from "./idempotency.ts";
 import { ChangeSignal, NOTE_SIGNAL_FILE } from "./change-signal.ts";
@@ -15,16 +16,7 @@ import { NOTE_SELECT, noteColumns, toNote, type NoteRow } from "./note-row.ts";
 import type { SqliteSearch } from "./search.ts";
 import { onFirstUse } from "./on-first-use.ts";
 
-/** Notes kept in memory at most, whatever their size; the byte budget is a setting (NOTE_CACHE_MB). */
-const NOTE_CACHE_ENTRIES = 10_000;
-export const DEFAULT_NOTE_CACHE_BYTES = 64 * 1024 * 1024;
-
-/**
- * What a cached note costs: its strings twice (the record and the JSON body
- * the HTTP layer keeps per note version, see src/http/note-body.ts), at up to
- * two bytes per UTF-16 unit, plus the objects around them.
- */
-const noteBytes = (note: NoteRecord) => 4 * (note.title.length + note.body.length + note.tags.join("").length) + 600;
+export { DEFAULT_NOTE_CACHE_BYTES } from "../note-records.ts";
 
 export class SqliteNotes implements CommitHooks {
   /** Built on first use, after migrations have made the tables. */
