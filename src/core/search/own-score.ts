@@ -106,8 +106,14 @@ export function poolOf(count: number, itemAt: (i: number) => number, weightAt: (
     if (weights[i] > cut) chosen.push(itemAt(i));
     else if (weights[i] === cut) tied.push(itemAt(i));
   }
-  tied.sort((a, b) => keyOf(b) - keyOf(a));
-  for (let t = 0; chosen.length < pool && t < tied.length; t++) chosen.push(tied[t]);
+  // Of the notes tied at the cut, the newest (largest keys; keys are distinct) fill the pool.
+  const room = pool - chosen.length;
+  if (tied.length <= room) chosen.push(...tied);
+  else {
+    const keys = Float64Array.from(tied, keyOf);
+    const newest = largest(keys.slice(), room);
+    for (let t = 0; t < tied.length; t++) if (keys[t] >= newest) chosen.push(tied[t]);
+  }
   return chosen.sort((a, b) => a - b);
 }
 
