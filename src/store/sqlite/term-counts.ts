@@ -62,7 +62,10 @@ export class SqliteTermCounts {
    */
   private indexed = new Map<number, { seq: number; termsByTier: string[][] }>();
 
-  constructor(private readonly sqlite: Database) {}
+  constructor(
+    private readonly sqlite: Database,
+    private readonly foldEvery = FOLD_EVERY,
+  ) {}
 
   private get s() {
     return (this.prepared ??= prepare(this.sqlite));
@@ -78,10 +81,10 @@ export class SqliteTermCounts {
     this.indexed.clear();
   }
 
-  /** After a change was logged at `seq`, inside its write: folds the log once it has grown by FOLD_EVERY rows. */
+  /** After a change was logged at `seq`, inside its write: folds the log once it has grown by `foldEvery` rows. */
   logged(seq: number): void {
     this.foldHint ??= seq;
-    if (seq - this.foldHint >= FOLD_EVERY) this.fold();
+    if (seq - this.foldHint >= this.foldEvery) this.fold();
   }
 
   /** Folds every log row after terms_seq into search_terms; inside a write transaction (or makes one). */
