@@ -48,7 +48,7 @@ function expectExact(store: SqliteStore, expected: Map<string, number[]>) {
   const terms = [...expected.keys(), "absentword", WORDS[0]];
   const counts = store.searchIndex.tierCounts(terms);
   terms.forEach((term, i) => expect([term, counts[i]]).toEqual([term, expected.get(term) ?? new Array<number>(TIERS).fill(0)]));
-  // Few terms asked (each found by search in the pending vectors) and many (read whole) agree.
+  // Asked again with nothing logged since (the pending change kept from the last read), and for two terms only.
   const none = new Array<number>(TIERS).fill(0);
   expect(store.searchIndex.tierCounts(["cairn", "scree"])).toEqual([expected.get("cairn") ?? none, expected.get("scree") ?? none]);
   for (const [from, to] of [["a", "d"], ["g", "m"], ["m", "{"], ["c", "ca"]]) {
