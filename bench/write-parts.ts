@@ -1,6 +1,6 @@
 // Where a ~2 KB note create's time goes on SQLite, in process, statement by
 // statement (docs/benchmarks.md, "Writes of ~2 KB notes"):
-//   bun bench/write-parts.ts --dir /tmp/h100k [--notes 2000] [--batch 16] [--skip search.insertVector,...] [--checkpoint PAGES] [--memory]
+//   bun bench/write-parts.ts --dir /tmp/h100k [--notes 2000] [--batch 16] [--skip search.insertVector,...] [--checkpoint PAGES] [--memory] [--fold ROWS]
 // Opens a copy of the directory's database (postings off: what a write costs
 // the database; `--memory`: on, built before the notes are written, and the
 // time of adding notes to them counted too), creates head-heavy notes through the store in batches of
@@ -24,7 +24,7 @@ const count = Number(args.notes ?? 2000);
 const batch = Number(args.batch ?? 16);
 const work = mkdtempSync(join(tmpdir(), "cairn-write-parts-"));
 copyFileSync(join(dir, "cairn.db"), join(work, "cairn.db"));
-const store = new SqliteStore({ dataDir: work, searchMemoryBytes: "memory" in args ? DEFAULT_SEARCH_MEMORY_BYTES : 0 });
+const store = new SqliteStore({ dataDir: work, searchMemoryBytes: "memory" in args ? DEFAULT_SEARCH_MEMORY_BYTES : 0, searchFoldEvery: args.fold ? Number(args.fold) : undefined });
 await store.migrate();
 if ("memory" in args) {
   await store.searchMemoryBuilt();

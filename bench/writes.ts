@@ -3,7 +3,8 @@
 // alternating rounds of the same run (by default the in-memory postings on and
 // off, SEARCH_MEMORY_MB=0):
 //   bun run build && bun bench/writes.ts --dir /tmp/h100k [--connections 16] [--duration 10] [--rounds 2]
-//     [--variants "default|SEARCH_MEMORY_MB=0"]   (variants split by |, each a space-separated list of settings)
+//     [--variants "default|SEARCH_MEMORY_MB=0"]   (variants split by |, each a space-separated list of settings;
+//      `binary=PATH` runs another build, e.g. main's, beside this one)
 //     [--lua FILE]   (only write the wrk script)
 // For every two variants that differ by one setting, the same-run ratio of
 // their rates is printed: what that setting costs a write.
@@ -57,7 +58,8 @@ if (args.lua) {
 }
 
 const work = mkdtempSync(join(tmpdir(), "cairn-writes-"));
-async function round(port: number, settings: Record<string, string>): Promise<Figures & { ms: number }> {
+async function round(port: number, variant: Record<string, string>): Promise<Figures & { ms: number }> {
+  const { binary: chosen, ...settings } = variant;
   const copy = join(work, `copy-${port}`);
   rmSync(copy, { recursive: true, force: true });
   mkdirSync(copy, { mode: 0o700 });
@@ -66,7 +68,7 @@ async function round(port: number, settings: Record<string, string>): Promise<Fi
   Object.assign(env, settings);
   const memoryOff = settings.SEARCH_MEMORY_MB === "0";
   const started = performance.now();
-  const server = Bun.spawn([binary, "serve"], { env, stdout: "pipe", stderr: "inherit" });
+  const server = Bun.spawn([chosen ?? binary, "serve"], { env, stdout: "pipe", stderr: "inherit" });
   let log = "";
   const decoder = new TextDecoder();
   void (async () => {
@@ -111,6 +113,10 @@ for (const [a, withIt] of variants.entries()) {
     if (a === b || extra.length !== 1 || !sameRest) continue;
     const ratios = figures[a].map((f, i) => f.rps / figures[b][i].rps);
     const setting = `${extra[0]}=${without.settings[extra[0]]}`;
+    if (extra[0] === "binary") {
+      console.log(`${withIt.name} / ${without.name} by round: ${list(ratios, 3)} (median ${median(ratios).toFixed(3)}): this build against ${setting}`);
+      continue;
+    }
     console.log(`${withIt.name} / ${without.name} by round: ${list(ratios, 3)} (median ${median(ratios).toFixed(3)}): what ${setting} turns off costs ${((1 - median(ratios)) * 100).toFixed(1)}% of the write rate`);
   }
 }

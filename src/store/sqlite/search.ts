@@ -111,10 +111,11 @@ export class SqliteSearch implements SearchSource {
     memoryBytes: number,
     private readonly logKeep = SEARCH_LOG_KEEP,
     loadNowPostings?: number,
+    foldEvery?: number,
   ) {
     this.memory = sqliteMemorySearch(sqlite, memoryBytes, loadNowPostings);
     this.tags = new SqliteNoteTags(sqlite);
-    this.termCounts = new SqliteTermCounts(sqlite);
+    this.termCounts = new SqliteTermCounts(sqlite, foldEvery);
     this.fts = new FtsBatch(
       (pk, columns) => this.s.insertFts.run(pk, ...columns),
       (pk) => this.s.deleteFts.run(pk),

@@ -36,6 +36,8 @@ export interface SqliteOptions {
   searchLogKeep?: number;
   /** Postings up to which the in-memory postings are built before migrate() returns (memory-search.ts; set only in tests). */
   searchLoadNowPostings?: number;
+  /** Log rows between folds into the term counts (FOLD_EVERY in term-counts.ts; other values only in tests and benches). */
+  searchFoldEvery?: number;
 }
 
 export class SqliteStore extends ComposedStore implements Store {
@@ -73,7 +75,7 @@ export class SqliteStore extends ComposedStore implements Store {
     });
     this.outbox = new SqliteOutbox(this.sqlite, this.db);
     this.idempotency = new SqliteIdempotency(this.sqlite, this.commit);
-    this.searchIndex = new SqliteSearch(this.sqlite, options.searchMemoryBytes ?? 0, options.searchLogKeep, options.searchLoadNowPostings);
+    this.searchIndex = new SqliteSearch(this.sqlite, options.searchMemoryBytes ?? 0, options.searchLogKeep, options.searchLoadNowPostings, options.searchFoldEvery);
     this.notes = new SqliteNotes(this.sqlite, this.db, this.commit, this.searchIndex, options.dataDir, options.noteCacheBytes ?? DEFAULT_NOTE_CACHE_BYTES, this.idempotency);
     this.contributors = new SqliteContributors(this.sqlite, this.db, this.commit, this.outbox, options.dataDir);
     this.comments = new SqliteComments(this.db, this.commit, this.notes, this.idempotency);

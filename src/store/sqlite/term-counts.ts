@@ -8,13 +8,11 @@
 // snapshot, so the counts it sees are exact.
 import type { Database } from "bun:sqlite";
 import { tierOf, TIERS } from "../../core/search/ranking.ts";
-import { forEachTerm, readLengths, termCounts } from "../../core/search/vector.ts";
+import { forEachTerm, readLengths } from "../../core/search/vector.ts";
 import { netChanges } from "../search-follower.ts";
 
 /** The writer folds the log into search_terms once it has grown by this many rows since the last fold it knows of. */
 export const FOLD_EVERY = 512;
-/** Below this many asked terms a reader finds each in the pending vectors by search; from it on it reads them whole. */
-const FIND_TERMS_BELOW = 16;
 
 interface LogRow {
   seq: number;
@@ -27,9 +25,11 @@ type Deltas = Map<string, number[]>;
 
 function prepare(sqlite: Database) {
   return {
+    folded: sqlite.query<{ seq: number }, []>("SELECT terms_seq AS seq FROM search_totals"),
     pending: sqlite.query<LogRow, []>(
       "SELECT seq, pk, removed FROM search_log WHERE seq > (SELECT terms_seq FROM search_totals) ORDER BY seq",
     ),
+    pendingAfter: sqlite.query<LogRow, [number]>("SELECT seq, pk, removed FROM search_log WHERE seq > ?1 ORDER BY seq"),
     vectorOf: sqlite.query<{ vector: string }, [number]>("SELECT vector FROM search_vectors WHERE pk = ?"),
     // ?1: a JSON array of [term, tier, change] in (term, tier) order, so the B-tree is walked once.
     apply: sqlite.query<unknown, [string]>(
@@ -61,8 +61,13 @@ export class SqliteTermCounts {
    * row's seq is never taken again), and all dropped whenever a write rolls back.
    */
   private indexed = new Map<number, { seq: number; termsByTier: string[][] }>();
+  /** What readers found pending, as of log row `upTo`, while search_terms counts up to `folded` (pendingNow). */
+  private pending: { folded: number; upTo: number; deltas: Deltas } | null = null;
 
-  constructor(private readonly sqlite: Database) {}
+  constructor(
+    private readonly sqlite: Database,
+    private readonly foldEvery = FOLD_EVERY,
+  ) {}
 
   private get s() {
     return (this.prepared ??= prepare(this.sqlite));
@@ -76,12 +81,13 @@ export class SqliteTermCounts {
   /** A write that indexed notes was rolled back: their keys may be taken by other notes, so none of the remembered terms is trusted. */
   forget(): void {
     this.indexed.clear();
+    this.pending = null;
   }
 
-  /** After a change was logged at `seq`, inside its write: folds the log once it has grown by FOLD_EVERY rows. */
+  /** After a change was logged at `seq`, inside its write: folds the log once it has grown by `foldEvery` rows. */
   logged(seq: number): void {
     this.foldHint ??= seq;
-    if (seq - this.foldHint >= FOLD_EVERY) this.fold();
+    if (seq - this.foldHint >= this.foldEvery) this.fold();
   }
 
   /** Folds every log row after terms_seq into search_terms; inside a write transaction (or makes one). */
@@ -89,7 +95,7 @@ export class SqliteTermCounts {
     this.sqlite.transaction(() => {
       const rows = this.s.pending.all();
       if (rows.length === 0) return;
-      const deltas = this.pendingDeltas(rows, null);
+      const deltas = this.pendingDeltas(rows);
       const changes: (string | number)[][] = [];
       let removes = false;
       for (const term of [...deltas.keys()].sort()) {
@@ -109,41 +115,30 @@ export class SqliteTermCounts {
   }
 
   /**
-   * The net change of the counts by these log rows, for the `terms` asked
-   * (all when null), per key: a first row that removes takes out the vector
-   * that was counted (the one it carries); a last row that adds puts in the
-   * vector stored now (read in the same snapshot).
+   * The net change of the counts by these log rows, per key: a first row
+   * that removes takes out the vector that was counted (the one it carries);
+   * a last row that adds puts in the vector stored now (read in the same
+   * snapshot). Changes of consecutive ranges of rows add up.
    */
-  private pendingDeltas(rows: LogRow[], terms: string[] | null): Deltas {
+  private pendingDeltas(rows: LogRow[]): Deltas {
     const deltas: Deltas = new Map();
-    const bumpTier = (term: string, tier: number, sign: number) => {
+    const bump = (term: string, tier: number, sign: number) => {
       let perTier = deltas.get(term);
       if (!perTier) deltas.set(term, (perTier = new Array<number>(TIERS).fill(0)));
       perTier[tier] += sign;
     };
     const count = (vector: string, sign: number) => {
       const lengths = readLengths(vector);
-      const bump = (term: string, tf: [number, number, number]) => bumpTier(term, tierOf(tf, lengths), sign);
-      if (terms !== null && terms.length < FIND_TERMS_BELOW) {
-        for (const term of terms) {
-          const tf = termCounts(vector, term);
-          if (tf) bump(term, tf);
-        }
-        return;
-      }
-      const wanted = terms === null ? null : new Set(terms);
-      forEachTerm(vector, (term, title, tags, body) => {
-        if (wanted === null || wanted.has(term)) bump(term, [title, tags, body]);
-      });
+      forEachTerm(vector, (term, title, tags, body) => bump(term, tierOf([title, tags, body], lengths), sign));
     };
     const lastRow = new Map(rows.map((row) => [row.pk, row.seq]));
     for (const [pk, change] of netChanges(rows.map((row) => ({ key: row.pk, removed: row.removed })))) {
       if (change.firstRemoved !== null) count(change.firstRemoved, -1);
       if (!change.added) continue;
-      const remembered = terms === null ? this.indexed.get(pk) : undefined;
+      const remembered = this.indexed.get(pk);
       if (remembered?.seq === lastRow.get(pk)) {
         remembered!.termsByTier.forEach((inTier, tier) => {
-          for (const term of inTier) bumpTier(term, tier, 1);
+          for (const term of inTier) bump(term, tier, 1);
         });
         continue;
       }
@@ -153,12 +148,36 @@ export class SqliteTermCounts {
     return deltas;
   }
 
-  /** `read` in one read snapshot, given the changes not folded yet (none: an empty list). */
-  private snapshot<T>(read: (pending: LogRow[]) => T): T {
+  /**
+   * The change of every count by the log rows not folded yet, in the current
+   * read snapshot. Kept between reads while no fold happened, so a read parses
+   * only the rows logged since the last one (not the up to FOLD_EVERY rows
+   * pending); outside a snapshot of committed rows only (inside a write
+   * transaction a read sees rows that may still roll back) it is not kept.
+   */
+  private pendingNow(keep: boolean): Deltas {
+    const folded = this.s.folded.get()!.seq;
+    let cache = this.pending;
+    if (!keep || !cache || cache.folded !== folded) cache = { folded, upTo: folded, deltas: new Map() };
+    const rows = this.s.pendingAfter.all(cache.upTo);
+    if (rows.length > 0) {
+      for (const [term, change] of this.pendingDeltas(rows)) {
+        const perTier = cache.deltas.get(term);
+        if (!perTier) cache.deltas.set(term, change);
+        else for (let tier = 0; tier < TIERS; tier++) perTier[tier] += change[tier];
+      }
+      cache.upTo = rows[rows.length - 1].seq;
+    }
+    this.pending = keep ? cache : null;
+    return cache.deltas;
+  }
+
+  /** `read` in one read snapshot, given the change of the rows not folded yet. */
+  private snapshot<T>(read: (pending: Deltas) => T): T {
     const own = !this.sqlite.inTransaction;
     if (own) this.sqlite.exec("BEGIN");
     try {
-      return read(this.s.pending.all());
+      return read(this.pendingNow(own));
     } finally {
       if (own) this.sqlite.exec("COMMIT");
     }
@@ -169,10 +188,9 @@ export class SqliteTermCounts {
     return this.snapshot((pending) => {
       const found = new Map(terms.map((term) => [term, new Array<number>(TIERS).fill(0)]));
       for (const row of this.s.tierCounts.all(JSON.stringify(terms))) found.get(row.term)![row.tier] = row.notes;
-      if (pending.length > 0) {
-        for (const [term, perTier] of this.pendingDeltas(pending, [...found.keys()])) {
-          perTier.forEach((change, tier) => (found.get(term)![tier] += change));
-        }
+      for (const [term, perTier] of found) {
+        const change = pending.get(term);
+        if (change) for (let tier = 0; tier < TIERS; tier++) perTier[tier] += change[tier];
       }
       return terms.map((term) => found.get(term)!);
     });
@@ -182,9 +200,9 @@ export class SqliteTermCounts {
   vocabulary(from: string, to: string): { term: string; doc: number }[] {
     return this.snapshot((pending) => {
       const rows = this.s.vocabulary.all(from, to);
-      if (pending.length === 0) return rows;
+      if (pending.size === 0) return rows;
       const docs = new Map(rows.map((row) => [row.term, row.doc]));
-      for (const [term, perTier] of this.pendingDeltas(pending, null)) {
+      for (const [term, perTier] of pending) {
         if (term < from || term >= to) continue;
         docs.set(term, (docs.get(term) ?? 0) + perTier.reduce((sum, n) => sum + n, 0));
       }
