@@ -7,7 +7,7 @@
 // server's backends alone, each divided by the requests wrk completed; and
 // PostgreSQL's own account from pg_stat_statements (execution + planning
 // time, statements per request, the costliest statements).
-//   bun run build && bun bench/cpu-per-request.ts --from /tmp/s100k [--seconds 10] [--connections 8] [--engines sqlite,postgres,sqlite-no-postings]
+//   bun run build && bun bench/cpu-per-request.ts --from /tmp/s100k [--seconds 10] [--connections 8] [--engines sqlite,postgres,sqlite-no-postings,sqlite-no-similar,postgres-no-similar]
 // --from: a seeded data dir (bench/seed.ts, with keys.json); it is copied,
 // never written. The server is measured once its CPU has settled after start
 // (in-memory search postings built). Re-run it after a change of the engines
@@ -183,16 +183,18 @@ for (const engine of engines) {
   cpSync(args.from, dataDir, { recursive: true });
   // sqlite-no-postings: the SQLite engine without its in-memory postings (SEARCH_MEMORY_MB=0): a create
   // without the index update every replica applies for every note, search on the FTS5 fallback.
+  // *-no-similar: without the similar-notes lookup on create (SIMILAR_NOTES=0), what the rest of a create costs.
   let env: Record<string, string> = engine === "sqlite-no-postings" ? { SEARCH_MEMORY_MB: "0" } : {};
+  if (engine.endsWith("-no-similar")) env = { SIMILAR_NOTES: "0" };
   let pg: { url: string; database: string; postmaster: number } | null = null;
-  if (engine === "postgres") {
+  if (engine.startsWith("postgres")) {
     const url = await freshDatabase("cpu");
     await copySqliteToPostgres(dataDir, url);
     const sql = new Bun.SQL(url, { max: 1 });
     await sql`CREATE EXTENSION IF NOT EXISTS pg_stat_statements`;
     await sql.close();
     pg = { url, database: new URL(url).pathname.slice(1), postmaster: (await cluster()).pid };
-    env = { DATABASE_URL: url };
+    env = { ...env, DATABASE_URL: url };
   }
   const { proc } = await startServer(binary, ++port, dataDir, env);
   const url = `http://127.0.0.1:${port}/`;

@@ -9,7 +9,7 @@
 // The PostgreSQL is the tests' throwaway cluster (test/helpers/postgres.ts:
 // Debian's package, fsync off). Two replicas on a 2-core host share the cores
 // with the database and wrk: the figures show the overhead, not scaling.
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -132,4 +132,5 @@ console.log("| engine | scenario | req/s | p50 ms | p99 ms | non-2xx |\n|---|---
 for (const [engine, scenario, f] of rows) console.log(`| ${engine} | ${scenario} | ${Math.round(f.rps)} | ${f.p50.toFixed(2)} | ${f.p99.toFixed(2)} | ${f.non2xx} |`);
 console.log(`\nkey lookup by prefix (the per-request key read), in-process, sequential: SQLite ${sqliteKeyUs.toFixed(1)} µs, PostgreSQL ${pgKeyUs.toFixed(1)} µs`);
 console.log(`cairn admin copy of ${notes} notes into PostgreSQL: ${(copyMs / 1000).toFixed(1)} s (${copy.stdout.toString().match(/"ms": (\d+)/)?.[1] ?? "?"} ms inside)`);
+rmSync(work, { recursive: true, force: true }); // the copied data dir
 process.exit(0);

@@ -29,7 +29,7 @@ export interface CopyReport {
   ms: number;
 }
 
-/** Where a copy stands: `step` is a table, "search index", "foreign keys", "analyze" or "verify". */
+/** Where a copy stands: `step` is a table, "note tags", "search index", "foreign keys", "analyze" or "verify". */
 export interface CopyProgress {
   step: string;
   /** Rows done in this step, and how many it has. */
@@ -111,6 +111,8 @@ export async function copySqliteToPostgres(dataDir: string, url: string, options
         if (spec.identity) await continueIdentity(tx, spec, sequences.get(spec.name) ?? 0);
       }
       // The tags of the searchable notes (superseded ones are kept out, as the engine keeps them).
+      // Its own step, so its time is not reported as the last table's.
+      progress.step("note tags", 0)(0);
       await tx.unsafe(
         "INSERT INTO note_tags (tag, post_pk, score, created_at) SELECT DISTINCT t.tag, p.pk, p.score, p.created_at FROM posts p, unnest(p.tags) AS t(tag) WHERE p.superseded_by IS NULL",
       );
