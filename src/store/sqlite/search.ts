@@ -242,17 +242,22 @@ export class SqliteSearch implements SearchSource {
     return this.s.vocabulary.all(from, to);
   }
 
-  /** The same ranking over the in-memory postings (term counts from them; typo vocabulary from the table). */
+  /** The same ranking over the in-memory postings (term counts and typo vocabulary from them). */
   private async searchMemory(memory: MemoryIndex, request: SearchRequest): Promise<Ranked[]> {
     if (request.words.length === 0 || request.limit <= 0) return [];
     return rankInMemory(memory, await queryTerms(this.memoryTerms(memory), request.words), request.limit);
   }
 
-  /** Term counts from the in-memory postings, the typo vocabulary from the table. */
+  /**
+   * Term counts and the typo vocabulary from the in-memory postings (as on
+   * PostgreSQL): the terms and counts of the notes the postings hold, which
+   * the ranking's statistics are too, and faster than the table's range
+   * query (docs/benchmarks.md, "Issue 18, second round").
+   */
   private memoryTerms(memory: MemoryIndex) {
     return {
       tierCounts: (terms: string[]) => terms.map((term) => [memory.notesWith(term)]),
-      vocabulary: (from: string, to: string) => this.vocabulary(from, to),
+      vocabulary: (from: string, to: string) => memory.vocabulary(from, to),
     };
   }
 
