@@ -1,6 +1,7 @@
 // Exact top-k over the in-memory postings: term at a time with MaxScore's
 // pruning (Turtle & Flood 1995; the accumulator variant of Fontoura et al.
-// 2011), then an exact rescoring in query order. Why it is exact, and how it
+// 2011), the k-th score raised by fully scored seeds, block bounds on the
+// candidates' later terms, then an exact rescoring in query order. Why it is exact, and how it
 // meets the tie order: docs/design.md, "Search".
 import type { Fields } from "./analyzer.ts";
 import { BLOCK_SHIFT, PostingCursor, type MemoryIndex, type TermPostings } from "./memory-index.ts";
@@ -380,13 +381,16 @@ function addForCandidates(
  * Each term has a bound, the most it adds to any note. Terms are taken largest
  * bound first, each one's postings added to per-note accumulators in one tight
  * pass over its compressed bytes, while the k-th best partial score seen (a
- * lower bound of the final k-th score) is kept. Once the bounds of the terms
- * left cannot lift a note never touched to that score, only the touched notes
- * that still can (partial + bounds left) remain candidates, and the terms left
- * are looked up for them alone, skipping whole blocks; candidates drop out as
- * the bounds left shrink. The accumulators sum in bound order; the notes
- * whose partial sum is within the slack of the k-th are scored again in query
- * order (every scorer's float) and cut to the top k.
+ * lower bound of the final k-th score) is kept. After each pass the notes of
+ * the best partial scores are scored fully (seed()): the k-th of those full
+ * scores is a lower bound of the final k-th too, and usually a far higher
+ * one. Once the bounds of the terms left cannot lift a note never touched to
+ * the k-th score known, only the touched notes that still can (partial +
+ * bounds left) remain candidates, and the terms left are added for them
+ * alone, block by block (addForCandidates); candidates drop out as the bounds
+ * left shrink, and their best are seeded again. Partial scores sum in bound
+ * order; the candidates whose sum is within the slack of the k-th are scored
+ * again in query order (every scorer's float) and cut to the top k.
  */
 export function rankInMemory(index: MemoryIndex, terms: string[], k: number, accept?: (ordinal: number) => boolean): Ranked[] {
   if (terms.length === 0 || k <= 0 || index.notes <= 0) return [];
