@@ -1,6 +1,7 @@
 // Exact top-k over the in-memory postings: term at a time with MaxScore's
 // pruning (Turtle & Flood 1995; the accumulator variant of Fontoura et al.
-// 2011), then an exact rescoring in query order. Why it is exact, and how it
+// 2011), the k-th score raised by fully scored seeds, block bounds on the
+// candidates' later terms, then an exact rescoring in query order. Why it is exact, and how it
 // meets the tie order: docs/design.md, "Search".
 import type { Fields } from "./analyzer.ts";
 import { BLOCK_SHIFT, PostingCursor, type MemoryIndex, type TermPostings } from "./memory-index.ts";
@@ -54,14 +55,18 @@ class Best {
  * Infinity when `size` is 0: nothing is taken).
  */
 class Leaders {
-  private values = new Float64Array(SEED_MAX);
-  readonly ordinals = new Int32Array(SEED_MAX);
+  private values = new Float64Array(0);
+  ordinals = new Int32Array(0);
   count = 0;
   private size = 0;
   floor = Infinity;
 
   reset(size: number): void {
     this.size = Math.min(size, SEED_MAX);
+    if (this.values.length < this.size) {
+      this.values = new Float64Array(this.size);
+      this.ordinals = new Int32Array(this.size);
+    }
     this.count = 0;
     this.floor = this.size > 0 ? -Infinity : Infinity;
   }
@@ -104,9 +109,8 @@ class Leaders {
 /**
  * Adds each posting's share of `list` to its note's accumulator (term at a
  * time); notes first touched are listed in `touched` from `count` on. Every
- * live, accepted note's new partial score is offered to `best`. Returns the new
- * count of touched notes. With `onlyHeld`, only notes whose accumulator is
- * positive (the candidates left) are added to, and nothing is offered.
+ * live, accepted note's new partial score is offered to `best` and `leaders`.
+ * Returns the new count of touched notes.
  */
 function accumulate(
   index: MemoryIndex,
@@ -117,12 +121,11 @@ function accumulate(
   weight: number,
   averages: Fields<number>,
   accumulators: Float64Array,
-  touched: Int32Array | null,
+  touched: Int32Array,
   count: number,
   best: Best,
   leaders: Leaders,
   accept: ((ordinal: number) => boolean) | undefined,
-  onlyHeld: boolean,
 ): number {
   const data = list.data;
   const end = to;
@@ -154,7 +157,6 @@ function accumulate(
     const before = accumulators[ordinal];
     let weighted: number;
     if (code !== 3) {
-      if (onlyHeld && !(before > 0)) continue;
       // The body-only case inline: the same operations as weightedFrequencyOf with zero title and tags counts.
       weighted = 0 + (bodyWeight * (code + 1)) / (1 - bodyB + (bodyB * lengths[3 * ordinal + 2]) / bodyAverage);
     } else {
@@ -195,15 +197,13 @@ function accumulate(
           } while (byte >= 128);
         }
       }
-      if (onlyHeld && !(before > 0)) continue;
       const o = 3 * ordinal;
       weighted = weightedFrequencyOf(title, tags, w >>> 1, lengths[o], lengths[o + 1], lengths[o + 2], averages);
     }
     const share = weight * ((weighted * (k1 + 1)) / (weighted + k1));
     const after = before + share;
     accumulators[ordinal] = after;
-    if (onlyHeld) continue;
-    if (before === 0) touched![n++] = ordinal;
+    if (before === 0) touched[n++] = ordinal;
     if (after > floor && live[ordinal] === 1 && (accept === undefined || accept(ordinal))) {
       best.offer(after);
       leaders.offer(after, ordinal);
@@ -235,7 +235,7 @@ function accumulateFirst(
 ): number {
   const skips = list.skips;
   const complete = list.size >> BLOCK_SHIFT;
-  if (!skips || !list.blockMax) return accumulate(index, list, 0, list.length, -1, weight, averages, accumulators, touched, 0, best, leaders, accept, false);
+  if (!skips || !list.blockMax) return accumulate(index, list, 0, list.length, -1, weight, averages, accumulators, touched, 0, best, leaders, accept);
   let count = 0;
   const blocks = Math.ceil(list.size / (1 << BLOCK_SHIFT));
   for (let block = 0; block < blocks; block++) {
@@ -243,7 +243,7 @@ function accumulateFirst(
     const from = block === 0 ? 0 : skips[2 * block - 1];
     const previous = block === 0 ? -1 : skips[2 * block - 2];
     const to = block < complete ? skips[2 * block + 1] : list.length;
-    count = accumulate(index, list, from, to, previous, weight, averages, accumulators, touched, count, best, leaders, accept, false);
+    count = accumulate(index, list, from, to, previous, weight, averages, accumulators, touched, count, best, leaders, accept);
   }
   return count;
 }
@@ -255,12 +255,14 @@ function blockBounds(list: TermPostings, weight: number, drift: number, bound: n
 }
 
 /**
- * Adds the term's share to the candidates (ascending ordinals, positive
- * accumulators) that hold it, block by block: a block holding no candidate is
- * not decoded, and a candidate that could not reach `threshold` even with the
- * block's bound (`blockBound`) and the terms left (`rest`) is dropped there
- * (its accumulator set to -Infinity), so a block left with none is not
- * decoded either.
+ * Adds the term's share to the partial scores of the candidates (ascending
+ * ordinals, `partial` beside them) that hold it, block by block: a block
+ * holding no candidate is not decoded, and a candidate that could not reach
+ * `threshold` even with the block's bound (`blockBound`) and the terms left
+ * (`rest`) is dropped there (its partial set to -Infinity), so a block left
+ * with none is not decoded either. The postings and the candidates are walked
+ * together, both in order (the partial scores are read in sequence, not
+ * through the per-note accumulators).
  */
 function addForCandidates(
   index: MemoryIndex,
@@ -270,12 +272,17 @@ function addForCandidates(
   threshold: number,
   weight: number,
   averages: Fields<number>,
-  accumulators: Float64Array,
   candidates: Int32Array,
-  best: Best,
-  leaders: Leaders,
+  partial: Float64Array,
 ): void {
+  const data = list.data;
   const skips = list.skips;
+  const lengths = index.lengths;
+  const { b, weights } = BM25F;
+  const bodyWeight = weights[2];
+  const bodyB = b[2];
+  const bodyAverage = averages[2];
+  const k1 = BM25F.k1;
   const complete = list.size >> BLOCK_SHIFT;
   const blocks = Math.ceil(list.size / (1 << BLOCK_SHIFT));
   const n = candidates.length;
@@ -284,17 +291,83 @@ function addForCandidates(
     const last = block < complete ? skips![2 * block] : list.last;
     if (candidates[c] > last) continue;
     const bound = blockBound(block) + rest;
+    const first = c;
     let open = false;
     for (; c < n && candidates[c] <= last; c++) {
-      const ordinal = candidates[c];
-      if (threshold < (accumulators[ordinal] + bound) * SLACK) open = true;
-      else accumulators[ordinal] = -Infinity;
+      if (threshold < (partial[c] + bound) * SLACK) open = true;
+      else partial[c] = -Infinity;
     }
     if (!open) continue;
-    const from = block === 0 ? 0 : skips![2 * block - 1];
-    const previous = block === 0 ? -1 : skips![2 * block - 2];
+    const end = c;
+    let at = block === 0 ? 0 : skips![2 * block - 1];
+    let ordinal = block === 0 ? -1 : skips![2 * block - 2];
     const to = block < complete ? skips![2 * block + 1] : list.length;
-    accumulate(index, list, from, to, previous, weight, averages, accumulators, null, 0, best, leaders, undefined, true);
+    let x = first;
+    while (at < to) {
+      let v = data[at++];
+      if (v >= 128) {
+        v &= 127;
+        let shift = 7;
+        let byte: number;
+        do {
+          byte = data[at++];
+          v |= (byte & 127) << shift;
+          shift += 7;
+        } while (byte >= 128);
+      }
+      ordinal += v >>> 2;
+      const code = v & 3;
+      let title = 0;
+      let tags = 0;
+      let body = code + 1;
+      if (code === 3) {
+        let w = data[at++];
+        if (w >= 128) {
+          w &= 127;
+          let shift = 7;
+          let byte: number;
+          do {
+            byte = data[at++];
+            w |= (byte & 127) << shift;
+            shift += 7;
+          } while (byte >= 128);
+        }
+        body = w >>> 1;
+        if (w & 1) {
+          title = data[at++];
+          if (title >= 128) {
+            title &= 127;
+            let shift = 7;
+            let byte: number;
+            do {
+              byte = data[at++];
+              title |= (byte & 127) << shift;
+              shift += 7;
+            } while (byte >= 128);
+          }
+          tags = data[at++];
+          if (tags >= 128) {
+            tags &= 127;
+            let shift = 7;
+            let byte: number;
+            do {
+              byte = data[at++];
+              tags |= (byte & 127) << shift;
+              shift += 7;
+            } while (byte >= 128);
+          }
+        }
+      }
+      while (x < end && candidates[x] < ordinal) x++;
+      if (x === end) break;
+      if (candidates[x] !== ordinal || !(partial[x] > -Infinity)) continue;
+      const o = 3 * ordinal;
+      const weighted =
+        code !== 3
+          ? 0 + (bodyWeight * body) / (1 - bodyB + (bodyB * lengths[o + 2]) / bodyAverage)
+          : weightedFrequencyOf(title, tags, body, lengths[o], lengths[o + 1], lengths[o + 2], averages);
+      partial[x] += weight * ((weighted * (k1 + 1)) / (weighted + k1));
+    }
   }
 }
 
@@ -308,13 +381,16 @@ function addForCandidates(
  * Each term has a bound, the most it adds to any note. Terms are taken largest
  * bound first, each one's postings added to per-note accumulators in one tight
  * pass over its compressed bytes, while the k-th best partial score seen (a
- * lower bound of the final k-th score) is kept. Once the bounds of the terms
- * left cannot lift a note never touched to that score, only the touched notes
- * that still can (partial + bounds left) remain candidates, and the terms left
- * are looked up for them alone, skipping whole blocks; candidates drop out as
- * the bounds left shrink. The accumulators sum in bound order; the notes
- * whose partial sum is within the slack of the k-th are scored again in query
- * order (every scorer's float) and cut to the top k.
+ * lower bound of the final k-th score) is kept. After each pass the notes of
+ * the best partial scores are scored fully (seed()): the k-th of those full
+ * scores is a lower bound of the final k-th too, and usually a far higher
+ * one. Once the bounds of the terms left cannot lift a note never touched to
+ * the k-th score known, only the touched notes that still can (partial +
+ * bounds left) remain candidates, and the terms left are added for them
+ * alone, block by block (addForCandidates); candidates drop out as the bounds
+ * left shrink, and their best are seeded again. Partial scores sum in bound
+ * order; the candidates whose sum is within the slack of the k-th are scored
+ * again in query order (every scorer's float) and cut to the top k.
  */
 export function rankInMemory(index: MemoryIndex, terms: string[], k: number, accept?: (ordinal: number) => boolean): Ranked[] {
   if (terms.length === 0 || k <= 0 || index.notes <= 0) return [];
@@ -354,7 +430,7 @@ export function rankInMemory(index: MemoryIndex, terms: string[], k: number, acc
       if (j === 0) {
         count = accumulateFirst(index, list, blockBounds(list, weights[i], drifts[i], bounds[i]), left[0], weights[i], averages, accumulators, touched, best, leaders, threshold, accept);
       } else {
-        count = accumulate(index, list, 0, list.length, -1, weights[i], averages, accumulators, touched, count, best, leaders, accept, false);
+        count = accumulate(index, list, 0, list.length, -1, weights[i], averages, accumulators, touched, count, best, leaders, accept);
       }
       threshold = Math.max(threshold, best.floor);
       // The best partial scores so far are likely among the best full ones:
@@ -366,31 +442,33 @@ export function rankInMemory(index: MemoryIndex, terms: string[], k: number, acc
     // The touched notes that can still enter (j: the last term added whole), by ordinal;
     // the others' accumulators are set to -Infinity (never added to again).
     let candidates = canEnter(index, touched, count, j === 0, accumulators, threshold, left[j], accept, room);
-    // The terms left, added for the candidates alone: looked up one by one
-    // (skipping whole blocks) when they are few beside the term's postings,
-    // else in one pass over the postings.
+    // Their partial scores, beside them from here on (read in order).
+    let partial = new Float64Array(candidates.length);
+    for (let c = 0; c < candidates.length; c++) partial[c] = accumulators[candidates[c]];
+    // The terms left, added for the candidates alone (blocks without one are not decoded).
     for (j++; j < m && candidates.length > 0; j++) {
       const i = order[j];
-      const list = lists[i];
-      addForCandidates(index, list, blockBounds(lists[i], weights[i], drifts[i], bounds[i]), left[j], threshold, weights[i], averages, accumulators, candidates, best, leaders);
+      addForCandidates(index, lists[i], blockBounds(lists[i], weights[i], drifts[i], bounds[i]), left[j], threshold, weights[i], averages, candidates, partial);
       best.reset();
       leaders.reset(j < m - 1 ? Math.min(candidates.length >> 4, Math.floor(lists[order[j + 1]].size / (m * SEED_COST))) : 0);
       for (let c = 0; c < candidates.length; c++) {
-        best.offer(accumulators[candidates[c]]);
-        leaders.offer(accumulators[candidates[c]], candidates[c]);
+        const value = partial[c];
+        if (value > best.floor) best.offer(value);
+        if (value > leaders.floor) leaders.offer(value, candidates[c]);
       }
       threshold = Math.max(threshold, best.floor, seed(index, lists, weights, averages, leaders, scored, seeded));
-      // Drop those the bounds left cannot lift to the k-th partial score.
+      // Drop those the bounds left cannot lift to the k-th score.
       const floor = left[j];
       let kept = 0;
       for (let c = 0; c < candidates.length; c++) {
-        const ordinal = candidates[c];
-        if (threshold < (accumulators[ordinal] + floor) * SLACK) candidates[kept++] = ordinal;
-        else accumulators[ordinal] = -Infinity;
+        if (!(threshold < (partial[c] + floor) * SLACK)) continue;
+        candidates[kept] = candidates[c];
+        partial[kept++] = partial[c];
       }
       candidates = candidates.subarray(0, kept);
+      partial = partial.subarray(0, kept);
     }
-    return rescore(index, lists, weights, averages, candidates, accumulators, threshold, k);
+    return rescore(index, lists, weights, averages, candidates, partial, threshold, k);
   } finally {
     for (let t = 0; t < count; t++) accumulators[touched[t]] = 0;
   }
@@ -451,8 +529,8 @@ function sharer(index: MemoryIndex, weight: number, averages: Fields<number>, cu
 }
 
 /**
- * The exact top k among `candidates` (ascending ordinals, complete
- * accumulators): those whose sum is within the slack of the k-th are scored
+ * The exact top k among `candidates` (ascending ordinals, `partial` beside
+ * them: every term's share summed in bound order): those whose sum is within the slack of the k-th are scored
  * again with the shares summed in query-term order, as every scorer sums.
  */
 function rescore(
@@ -461,15 +539,15 @@ function rescore(
   weights: number[],
   averages: Fields<number>,
   candidates: Int32Array,
-  accumulators: Float64Array,
+  partial: Float64Array,
   threshold: number,
   k: number,
 ): Ranked[] {
   const best = new Best(k);
-  for (let c = 0; c < candidates.length; c++) best.offer(accumulators[candidates[c]]);
+  for (let c = 0; c < candidates.length; c++) best.offer(partial[c]);
   const cut = Math.max(best.floor, threshold) / (SLACK * SLACK);
   const finalists: number[] = [];
-  for (let c = 0; c < candidates.length; c++) if (accumulators[candidates[c]] >= cut) finalists.push(candidates[c]);
+  for (let c = 0; c < candidates.length; c++) if (partial[c] >= cut) finalists.push(candidates[c]);
   const scores = scoreFully(index, lists, weights, averages, finalists);
   const top = new TopK(k);
   for (let f = 0; f < finalists.length; f++) top.offer(index.keyOf(finalists[f]), scores[f]);

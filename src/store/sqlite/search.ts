@@ -265,7 +265,12 @@ export class SqliteSearch implements SearchSource {
     return rankInMemory(memory, await queryTerms(this.memoryTerms(memory), request.words), request.limit);
   }
 
-  /** Term counts and the typo vocabulary from the in-memory postings (as on PostgreSQL). */
+  /**
+   * Term counts and the typo vocabulary from the in-memory postings (as on
+   * PostgreSQL): the terms and counts of the notes the postings hold, which
+   * the ranking's statistics are too, and faster than the table's range
+   * query (docs/benchmarks.md, "Issue 18, second round").
+   */
   private memoryTerms(memory: MemoryIndex) {
     return {
       tierCounts: (terms: string[]) => terms.map((term) => [memory.notesWith(term)]),
