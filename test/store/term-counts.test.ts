@@ -9,7 +9,7 @@ import { rmSync } from "node:fs";
 import { tierOf, TIERS } from "../../src/core/search/ranking.ts";
 import { forEachTerm, readLengths } from "../../src/core/search/vector.ts";
 import { SqliteStore } from "../../src/store/sqlite/store.ts";
-import { FOLD_EVERY } from "../../src/store/sqlite/term-counts.ts";
+import { FOLD_EVERY, FOLD_TERMS } from "../../src/store/sqlite/term-counts.ts";
 import { tempDir } from "../helpers/server.ts";
 
 const dirs: string[] = [];
@@ -142,5 +142,28 @@ test("the upgrade to folded counts (0007_search_terms_seq) takes the counts of a
   expect(state.folded).toBe(state.last);
   expect(state.last).toBeGreaterThanOrEqual(40);
   expectExact(store, truth(store));
+  await store.close();
+});
+
+test("notes of many distinct terms fold by FOLD_TERMS, well before FOLD_EVERY rows, and stay exact", async () => {
+  const dir = tempDir("cairn-term-counts-terms-");
+  dirs.push(dir);
+  const store = new SqliteStore({ dataDir: dir, searchMemoryBytes: 0 });
+  await store.migrate();
+  const { contributorNo } = await store.createContributor({ email: "big@example.org", keyPrefix: "cairn_tcbig0", keyDigest: new Uint8Array(32), createdAt: 0 });
+  // Each note holds ~FOLD_TERMS / 4 distinct terms: the fourth note's change reaches FOLD_TERMS.
+  const perNote = Math.ceil(FOLD_TERMS / 4);
+  for (let i = 0; i < 6; i++) {
+    const body = Array.from({ length: perNote }, (_, w) => `w${i}x${w}`).join(" ");
+    await store.createNote({ id: `00000000-0000-7000-8000-${String(i + 1).padStart(12, "0")}`, contributorNo, title: `Big ${i}`, body, tags: [], createdAt: i }, () => false);
+    if (i < 3) expect(logState(store).folded).toBe(0);
+  }
+  const { folded, kept } = logState(store);
+  expect(folded).toBeGreaterThan(0);
+  expect(kept).toBeLessThan(FOLD_EVERY);
+  expect(kept).toBeLessThan(4);
+  const expected = truth(store);
+  const probe = ["w0x0", "w3x7", "w5x99", "big", "absentword"];
+  expect(store.searchIndex.tierCounts(probe)).toEqual(probe.map((term) => expected.get(term) ?? new Array<number>(TIERS).fill(0)));
   await store.close();
 });

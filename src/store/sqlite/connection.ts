@@ -9,9 +9,6 @@ const UNAVAILABLE_CODES = ["SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_IOERR", "SQLI
 
 export type Durability = "normal" | "full";
 
-/** WAL pages (4 KiB) after which a commit checkpoints them into the database file. */
-export const WAL_CHECKPOINT_PAGES = 8000;
-
 export function databasePath(dataDir: string): string {
   return join(dataDir, "cairn.db");
 }
@@ -30,13 +27,6 @@ export function openDatabase(dataDir: string, durability: Durability = "normal")
   sqlite.exec("PRAGMA foreign_keys = ON");
   sqlite.exec("PRAGMA temp_store = MEMORY");
   sqlite.exec("PRAGMA cache_size = -32000");
-  // Checkpoint the WAL into the file every ~32 MB of it instead of SQLite's
-  // 4 MB: a note's write dirties the same hot pages (FTS5 structure, b-tree
-  // interiors) as its neighbours', so rarer checkpoints copy each of them
-  // once for many notes; the WAL file is cut back to 64 MB after a larger one.
-  // Measured: docs/benchmarks.md, "Writes of ~2 KB notes" (WAL checkpoints).
-  sqlite.exec(`PRAGMA wal_autocheckpoint = ${WAL_CHECKPOINT_PAGES}`);
-  sqlite.exec(`PRAGMA journal_size_limit = ${64 * 1024 * 1024}`);
   return sqlite;
 }
 

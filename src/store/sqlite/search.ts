@@ -30,6 +30,13 @@ export const SEARCH_LOG_KEEP = 100_000;
 /** The writer trims the log once per this many rows. */
 const LOG_TRIM_EVERY = 1024;
 
+/** How many terms a stored vector holds (one space before each: vector.ts). */
+function termsIn(vector: string): number {
+  let terms = 0;
+  for (let at = vector.indexOf(" "); at >= 0; at = vector.indexOf(" ", at + 1)) terms++;
+  return terms;
+}
+
 /** Terms hold only letters, digits and marks, so the quotes never need escaping; the escape stays as a guard. */
 export const quote = (term: string) => `"${term.replaceAll('"', '""')}"`;
 const any = (terms: TermAt[]) => `(${terms.map(termAt).join(" OR ")})`;
@@ -164,9 +171,9 @@ export class SqliteSearch implements SearchSource {
   }
 
   /** Records a change of the index for every process's postings; trims old rows now and then. */
-  private logChange(pk: number, removed: string | null): number {
+  private logChange(pk: number, removed: string | null, terms: number): number {
     const seq = Number(this.s.log.run(pk, removed).lastInsertRowid);
-    this.termCounts.logged(seq);
+    this.termCounts.logged(seq, terms);
     if (seq % Math.min(LOG_TRIM_EVERY, this.logKeep) === 0) this.s.trimLog.run(seq - this.logKeep);
     return seq;
   }
@@ -186,7 +193,7 @@ export class SqliteSearch implements SearchSource {
     s.insertVector.run(note.pk, encoded);
     this.written.set(note.pk, encoded);
     s.addTotals.run(1, ...vector.lengths);
-    this.termCounts.added(note.pk, this.logChange(note.pk, null), tiers);
+    this.termCounts.added(note.pk, this.logChange(note.pk, null, vector.counts.size), tiers);
   }
 
   /** Removes a note from the index; call inside the transaction that deletes it. */
@@ -198,7 +205,7 @@ export class SqliteSearch implements SearchSource {
     this.fts.delete(pk);
     s.deleteVector.run(pk);
     s.addTotals.run(-1, -lengths[0], -lengths[1], -lengths[2]);
-    this.logChange(pk, row.vector);
+    this.logChange(pk, row.vector, termsIn(row.vector));
   }
 
   /**

@@ -13,6 +13,13 @@ import { netChanges } from "../search-follower.ts";
 
 /** The writer folds the log into search_terms once it has grown by this many rows since the last fold it knows of. */
 export const FOLD_EVERY = 512;
+/**
+ * ... or once the changes it logged since hold this many terms: what a
+ * reader's pending change and the writer's remembered terms hold at most, so
+ * notes of tens of thousands of distinct terms (20,000 CJK characters) fold
+ * every few notes instead of keeping millions of terms in memory.
+ */
+export const FOLD_TERMS = 200_000;
 
 interface LogRow {
   seq: number;
@@ -53,6 +60,8 @@ export class SqliteTermCounts {
   private prepared?: ReturnType<typeof prepare>;
   /** The log position of this process's last fold (or of the first change it logged): when to fold next. */
   private foldHint: number | null = null;
+  /** Terms of the changes this process logged since its last fold (FOLD_TERMS). */
+  private termsSinceFold = 0;
   /**
    * The terms by tier of the notes this process indexed since its last fold,
    * by key with the log row that added them, so that a fold need not parse
@@ -84,10 +93,11 @@ export class SqliteTermCounts {
     this.pending = null;
   }
 
-  /** After a change was logged at `seq`, inside its write: folds the log once it has grown by `foldEvery` rows. */
-  logged(seq: number): void {
+  /** After a change of `terms` terms was logged at `seq`, inside its write: folds the log once it has grown by `foldEvery` rows or FOLD_TERMS terms. */
+  logged(seq: number, terms: number): void {
     this.foldHint ??= seq;
-    if (seq - this.foldHint >= this.foldEvery) this.fold();
+    this.termsSinceFold += terms;
+    if (seq - this.foldHint >= this.foldEvery || this.termsSinceFold >= FOLD_TERMS) this.fold();
   }
 
   /** Folds every log row after terms_seq into search_terms; inside a write transaction (or makes one). */
@@ -111,6 +121,7 @@ export class SqliteTermCounts {
       this.s.setFolded.run(rows[rows.length - 1].seq);
     })();
     this.foldHint = null;
+    this.termsSinceFold = 0;
     this.indexed.clear();
   }
 
