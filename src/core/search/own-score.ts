@@ -92,7 +92,7 @@ export function reachPerTerm(rarest: SimilarTerm[], reach: number): number[] {
 
 /**
  * The pool (step 2): of `count` reached holders (`itemAt(i)`, `weightAt(i)`:
- * summed idf), the `pool` with the largest weight, then the largest key
+ * their summed scores for the terms that reached them), the `pool` with the largest weight, then the largest key
  * (the newest); ascending by item.
  */
 export function poolOf(count: number, itemAt: (i: number) => number, weightAt: (i: number) => number, pool: number, keyOf: (item: number) => number = (item) => item): number[] {
@@ -170,15 +170,16 @@ export async function rankSimilar(source: SimilarSource, { terms, vector, limit,
       else reachedBy.set(key, [i]);
     }
   }
-  const reached = [...reachedBy.keys()];
-  const vectors = new Map((await source.vectors(reached)).map(({ key, vector: theirs }) => [key, theirs]));
+  // Only notes whose vector is still there (on SQLite a write may run between these reads; PostgreSQL reads one snapshot).
+  const vectors = new Map((await source.vectors([...reachedBy.keys()])).map(({ key, vector: theirs }) => [key, theirs]));
+  const reached = [...vectors.keys()];
   const weightOf = (key: number) => {
     const theirs = vectors.get(key)!;
     const lengths = readLengths(theirs);
     let weight = 0;
     for (const i of reachedBy.get(key)!) {
-      const tf = termCounts(theirs, rarest[i].term)!;
-      weight += rarest[i].idf * saturate(weightedFrequencyOf(tf[0], tf[1], tf[2], lengths[0], lengths[1], lengths[2], stats.averages));
+      const tf = termCounts(theirs, rarest[i].term);
+      if (tf) weight += rarest[i].idf * saturate(weightedFrequencyOf(tf[0], tf[1], tf[2], lengths[0], lengths[1], lengths[2], stats.averages));
     }
     return weight;
   };
