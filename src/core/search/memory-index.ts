@@ -260,12 +260,7 @@ export class PostingCursor {
       const blocks = list.size >> BLOCK_SHIFT;
       let block = this.block;
       while (block < blocks && skips[2 * block] < target) block++;
-      if (block > this.block) {
-        this.block = block;
-        this.ordinal = skips[2 * block - 2];
-        this.at = skips[2 * block - 1];
-        this.read = block << BLOCK_SHIFT;
-      }
+      if (block > this.block) this.toBlock(block);
     }
     while (this.next()) if (this.ordinal >= target) return this.ordinal === target;
     return false;

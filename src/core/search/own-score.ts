@@ -150,8 +150,9 @@ export interface SimilarRanking {
   ranked: Ranked[];
 }
 
-/** The lookup (the rule above) on the database index's path. */
-export async function rankSimilar(source: SimilarSource, { terms, vector, limit, minShare, reach, pool }: SimilarQuery): Promise<SimilarRanking> {
+/** The lookup (the rule above) on the database index's path, reaching `databaseReach` holders when given. */
+export async function rankSimilar(source: SimilarSource, { terms, vector, limit, minShare, reach: memoryReach, pool, databaseReach }: SimilarQuery): Promise<SimilarRanking> {
+  const reach = databaseReach ?? memoryReach;
   const [corpus, perTier] = await Promise.all([source.corpus(), source.tierCounts(terms)]);
   const held = new Map(terms.map((term, i) => [term, perTier[i].reduce((sum, n) => sum + n, 0)]));
   const stats = similarStats(corpus, (term) => held.get(term) ?? 0, terms, vector);

@@ -39,6 +39,13 @@ export function termCounts(vector: string, term: string): Fields<number> | null 
   return at < 0 ? null : readTriple(vector, at + term.length + 2);
 }
 
+/** How many distinct terms a stored vector holds (one space before each), without splitting it. */
+export function termCount(vector: string): number {
+  let terms = 0;
+  for (let at = vector.indexOf(" "); at >= 0; at = vector.indexOf(" ", at + 1)) terms++;
+  return terms;
+}
+
 /** The distinct terms of a stored vector. */
 export function vectorTerms(vector: string): string[] {
   const terms: string[] = [];

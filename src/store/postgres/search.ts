@@ -71,7 +71,7 @@ export class PostgresSearch {
             SELECT pk FROM search_vectors WHERE vector LIKE ${holding(term)} ORDER BY pk DESC LIMIT ${Number.isFinite(limit) ? limit : null}`) as { pk: string }[];
           return rows.map((row) => Number(row.pk));
         };
-        return rankSimilar({ ...source, newestWith }, { ...query, reach: query.databaseReach ?? query.reach });
+        return rankSimilar({ ...source, newestWith }, query);
       },
       "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
     );

@@ -15,7 +15,7 @@ import { rankSimilar, type SimilarQuery } from "../../core/search/own-score.ts";
 import { rankTopK, TIERS, tierOf, type CorpusStats, type Ranked, type TermAt } from "../../core/search/ranking.ts";
 import { rankSimilarInMemory } from "../../core/search/similar-memory.ts";
 import { MEMORY_DIRECT_COST, rankTagged, type TaggedRanking } from "../../core/search/tagged.ts";
-import { encodeVector, readLengths } from "../../core/search/vector.ts";
+import { encodeVector, readLengths, termCount } from "../../core/search/vector.ts";
 import type { SearchFollower } from "../search-follower.ts";
 import { sqliteMemorySearch } from "./memory-search.ts";
 import { SqliteNoteTags } from "./note-tags.ts";
@@ -29,13 +29,6 @@ export const DEFAULT_SEARCH_MEMORY_BYTES = 1024 * 1024 * 1024;
 export const SEARCH_LOG_KEEP = 100_000;
 /** The writer trims the log once per this many rows. */
 const LOG_TRIM_EVERY = 1024;
-
-/** How many terms a stored vector holds (one space before each: vector.ts). */
-function termsIn(vector: string): number {
-  let terms = 0;
-  for (let at = vector.indexOf(" "); at >= 0; at = vector.indexOf(" ", at + 1)) terms++;
-  return terms;
-}
 
 /** Terms hold only letters, digits and marks, so the quotes never need escaping; the escape stays as a guard. */
 export const quote = (term: string) => `"${term.replaceAll('"', '""')}"`;
@@ -205,7 +198,7 @@ export class SqliteSearch implements SearchSource {
     this.fts.delete(pk);
     s.deleteVector.run(pk);
     s.addTotals.run(-1, -lengths[0], -lengths[1], -lengths[2]);
-    this.logChange(pk, row.vector, termsIn(row.vector));
+    this.logChange(pk, row.vector, termCount(row.vector));
   }
 
   /**
@@ -319,7 +312,7 @@ export class SqliteSearch implements SearchSource {
   async similar(query: SimilarQuery): Promise<{ row: NoteRow; share: number }[]> {
     if (query.terms.length === 0 || query.limit <= 0) return [];
     const memory = await this.memory.current();
-    const { own, ranked } = memory ? rankSimilarInMemory(memory, query) : await rankSimilar(this, { ...query, reach: query.databaseReach ?? query.reach });
+    const { own, ranked } = memory ? rankSimilarInMemory(memory, query) : await rankSimilar(this, query);
     if (ranked.length === 0) return [];
     const shares = new Map(ranked.map((r) => [r.key, r.score / own]));
     return resultOrder(ranked, this.s.rows.all(JSON.stringify(ranked.map((r) => r.key))), query.limit).map((row) => ({ row, share: shares.get(row.pk)! }));
