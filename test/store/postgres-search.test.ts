@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { searchRequest } from "../../src/core/search/query.ts";
 import { migrations } from "../../src/store/postgres/migrations.ts";
-import { trimLog } from "../../src/store/postgres/search-log.ts";
+import { PostgresSearchLog, trimLog } from "../../src/store/postgres/search-log.ts";
 import { noteVector } from "../../src/store/postgres/search.ts";
 import { PostgresStore } from "../../src/store/postgres/store.ts";
 import { freshDatabase, testEngines } from "../helpers/postgres.ts";
@@ -111,6 +111,35 @@ describe.skipIf(!onPostgres)("PostgreSQL: in-memory postings following search_lo
     expect(late.searchMemoryOffReason).toBeNull();
     expect(await titles(late, "kame ridge", 10)).toEqual(during);
     expect(await titles(late, "eskr", 3)).toEqual(await titles(reference, "eskr", 3)); // typo correction from memory and from the table agree
+  }, 60_000);
+
+  test("a store more than a page of the log behind reads every page, with one transaction's rows split across pages", async () => {
+    // Three transactions of 2,200 notes each (a page is 5,000 rows): the second page starts inside the third transaction.
+    const client = new Bun.SQL(url, { max: 1 });
+    const pks: number[] = [];
+    try {
+      const [{ from }] = (await client`SELECT pg_current_snapshot()::text AS from`) as { from: string }[];
+      for (let t = 0; t < 3; t++) {
+        const rows = Array.from({ length: 2_200 }, (_, i) => {
+          const pk = 200_000 + t * 2_200 + i;
+          pks.push(pk);
+          return { pk, id: `cirque-${pk}`, title: `Cirque ${pk}`, vector: noteVector(`Cirque ${pk}`, [], "a bowl carved by ice") };
+        });
+        const batch = JSON.stringify(rows);
+        await client`
+          WITH rows AS (SELECT (e ->> 'pk')::bigint AS pk, e ->> 'id' AS id, e ->> 'title' AS title, e ->> 'vector' AS vector FROM jsonb_array_elements(${batch}::text::jsonb) e),
+               note AS (INSERT INTO posts (pk, id, contributor_no, title, body, created_at) OVERRIDING SYSTEM VALUE
+                        SELECT pk, id, ${contributorNo}, title, 'a bowl carved by ice', 1 FROM rows RETURNING pk),
+               vector AS (INSERT INTO search_vectors (pk, vector) SELECT pk, vector FROM rows)
+          INSERT INTO search_log (pk) SELECT pk FROM note ORDER BY pk`;
+      }
+      const read = await new PostgresSearchLog(client).changesSince(from, new Map());
+      const added = new Map(read!.changes.map((change) => [change.key, change.added]));
+      expect(added.size).toBe(pks.length);
+      expect(pks.filter((pk) => added.get(pk) !== noteVector(`Cirque ${pk}`, [], "a bowl carved by ice"))).toEqual([]);
+    } finally {
+      await client.close();
+    }
   }, 60_000);
 
   test("a store whose place in the log was trimmed builds again and misses nothing", async () => {

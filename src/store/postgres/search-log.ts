@@ -30,29 +30,44 @@ interface ChangeRow {
   snap: string;
   trimmed: boolean;
   seq: string | null;
+  xid: string | null;
   pk: string | null;
   removed: string | null;
   vector: string | null;
 }
 
+/** Where a page of the log ends: rows are paged in (xid, seq) order. */
+interface PageEnd {
+  xid: string;
+  seq: number;
+}
+const FIRST_PAGE: PageEnd = { xid: "0", seq: 0 };
+
 /**
- * One page of the rows committed after snapshot `from` (and after seq `after`
- * within this read), with the snapshot of this read and whether the log was
- * trimmed past `from`. Every row comes with the statement's snapshot, so in
- * a REPEATABLE READ transaction every page agrees. The vectors of `own`
- * keys (this process wrote them) are not sent back.
+ * One page of the rows committed after snapshot `from` (and past `after`
+ * within this read, in (xid, seq) order), with the snapshot of this read and
+ * whether the log was trimmed past `from`. Every row comes with the
+ * statement's snapshot, so in a REPEATABLE READ transaction every page
+ * agrees. The vectors of `own` keys (this process wrote them) are not sent back.
+ *
+ * The rows are found and paged by the xid index: the statement is prepared,
+ * and PostgreSQL's generic plan for it cannot know how recent `from` is. In
+ * seq order it took the primary key from the first row kept and filtered the
+ * whole log on every read (all SEARCH_LOG_KEEP rows, ten times a second per
+ * replica: docs/benchmarks.md, "Issue 20, third round"). Page order does not
+ * matter to the caller, which orders a read's rows by seq.
  */
-function changePage(sql: Query, from: string, after: number, own: string): Promise<ChangeRow[]> {
+function changePage(sql: Query, from: string, after: PageEnd, own: string): Promise<ChangeRow[]> {
   return sql`
-    SELECT s.snap, s.trimmed, l.seq, l.pk, l.removed, v.vector
+    SELECT s.snap, s.trimmed, l.seq, l.xid, l.pk, l.removed, v.vector
       FROM (SELECT pg_current_snapshot()::text AS snap,
                    (SELECT upto FROM search_log_trim) >= pg_snapshot_xmin(${from}::text::pg_snapshot) AS trimmed) s
       LEFT JOIN LATERAL (
-        SELECT l.seq, l.pk, l.removed FROM search_log l
+        SELECT l.seq, l.xid::text AS xid, l.pk, l.removed FROM search_log l
          WHERE l.xid >= pg_snapshot_xmin(${from}::text::pg_snapshot)
            AND NOT pg_visible_in_snapshot(l.xid, ${from}::text::pg_snapshot)
-           AND l.seq > ${after}
-         ORDER BY l.seq LIMIT ${LOG_PAGE}) l ON true
+           AND (l.xid, l.seq) > (${after.xid}::text::xid8, ${after.seq}::bigint)
+         ORDER BY l.xid, l.seq LIMIT ${LOG_PAGE}) l ON true
       LEFT JOIN search_vectors v ON l.removed IS NULL AND v.pk = l.pk AND NOT (l.pk = ANY(${own}::bigint[]))` as Promise<ChangeRow[]>;
 }
 
@@ -89,16 +104,16 @@ export class PostgresSearchLog implements SearchLog<string> {
   /** One statement when the changes fit a page (the usual case); else the pages of one REPEATABLE READ transaction. */
   async changesSince(from: string, written: ReadonlyMap<number, string>): Promise<LogChanges<string> | null> {
     const own = `{${[...written.keys()].join(",")}}`;
-    const first = await changePage(this.client, from, 0, own);
+    const first = await changePage(this.client, from, FIRST_PAGE, own);
     if (first.filter((row) => row.seq !== null).length < LOG_PAGE) return collect(first, written);
     return this.client.begin("ISOLATION LEVEL REPEATABLE READ READ ONLY", async (tx) => {
       const rows: ChangeRow[] = [];
-      for (let after = 0; ; ) {
+      for (let after = FIRST_PAGE; ; ) {
         const page = await changePage(tx, from, after, own);
         rows.push(...page);
         const last = page[page.length - 1];
-        if (page.length < LOG_PAGE || last.seq === null) break;
-        after = Number(last.seq);
+        if (page.length < LOG_PAGE || last.seq === null || last.xid === null) break;
+        after = { xid: last.xid, seq: Number(last.seq) };
       }
       return collect(rows, written);
     });
