@@ -7,6 +7,7 @@ import init from "../../../drizzle/postgres/0000_init.sql" with { type: "text" }
 import agents from "../../../drizzle/postgres/0001_agents.sql" with { type: "text" };
 import supersedeTags from "../../../drizzle/postgres/0002_supersede_tags.sql" with { type: "text" };
 import searchLog from "../../../drizzle/postgres/0003_search_log.sql" with { type: "text" };
+import createNote from "../../../drizzle/postgres/0004_create_note.sql" with { type: "text" };
 import { embeddedMigrations } from "../embedded-migrations.ts";
 
 const files: Record<string, string> = {
@@ -14,6 +15,7 @@ const files: Record<string, string> = {
   "0001_agents": agents,
   "0002_supersede_tags": supersedeTags,
   "0003_search_log": searchLog,
+  "0004_create_note": createNote,
 };
 
 export const embeddedTags = Object.keys(files);

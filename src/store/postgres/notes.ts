@@ -62,6 +62,16 @@ interface Links {
   superseded_by: string | null;
 }
 
+/** An author's newest note as a replica saw it: its key and what the duplicate rule reads (none: pk and note null). */
+interface Latest {
+  pk: number | null;
+  note: { id: string; title: string; body: string; tags: string[] } | null;
+}
+
+/** Authors whose newest note a replica keeps (NOTE_CACHE_MB / 4 bounds their bytes). */
+const LATEST_ENTRIES = 10_000;
+const latestBytes = (latest: Latest) => (latest.note ? 4 * (latest.note.title.length + latest.note.body.length + latest.note.tags.join("").length) : 0) + 200;
+
 /** What a committed write hands this replica's postings: the log rows' newest seq and the vectors it added. */
 interface Logged {
   seq: number;
@@ -78,6 +88,14 @@ export class PostgresNotes {
    * largest part of a keyed GET's CPU after the reads. Never answered from.
    */
   private readonly lastRead: BoundedCache<string, NoteRecord>;
+  /**
+   * Each author's newest note as this replica last saw it (its own creates,
+   * the duplicate checks it made): a plain create checks the duplicate rule
+   * against it and sends one statement, which writes only while that note is
+   * still the author's newest (cairn_create_note, drizzle/postgres/0004).
+   * Never answered from.
+   */
+  private readonly latestOf: BoundedCache<number, Latest>;
 
   constructor(
     private readonly client: BunSQL,
@@ -85,6 +103,7 @@ export class PostgresNotes {
     noteCacheBytes: number,
   ) {
     this.lastRead = new BoundedCache(NOTE_CACHE_ENTRIES, noteCacheBytes, noteRecordBytes);
+    this.latestOf = new BoundedCache(LATEST_ENTRIES, Math.max(noteCacheBytes / 4, 1), latestBytes);
     this.noteReads = new CoalescedReads(
       async (ids) => {
         // A note's title, body, tags, author and time never change once written
@@ -137,6 +156,11 @@ export class PostgresNotes {
     completion?: IdempotencyCompletion<NoteRecord | { duplicateOf: string } | SupersedeRefusal>,
   ): Promise<NoteRecord | { duplicateOf: string } | SupersedeRefusal> {
     const vector = noteVector(note.title, note.tags, note.body);
+    const known = note.supersedes || completion ? undefined : this.latestOf.get(note.contributorNo);
+    if (known && !(known.note && isDuplicate({ title: known.note.title, body: known.note.body, tags: [...known.note.tags] }))) {
+      const made = await this.createAfter(known, note, vector);
+      if (made) return made;
+    }
     type Outcome = { note: NoteRecord; logged: Logged } | { duplicateOf: string } | SupersedeRefusal;
     const created = await transaction(this.client, async (tx, commitWith): Promise<Outcome> => {
       // A lock per author (an advisory lock: nothing is written for it)
@@ -146,10 +170,15 @@ export class PostgresNotes {
       // after the lock is held), so its snapshot holds a racing create that just committed.
       const [, [latest]] = (await Promise.all([
         tx`SELECT pg_advisory_xact_lock(${AUTHOR_LOCK}, ${note.contributorNo})`,
-        tx`SELECT id, title, body, tags FROM posts WHERE contributor_no = ${note.contributorNo} ORDER BY pk DESC LIMIT 1`,
-      ])) as [unknown, { id: string; title: string; body: string; tags: string[] }[]];
-      if (latest && isDuplicate({ title: decodeText(latest.title), body: decodeText(latest.body), tags: [...latest.tags] }))
-        return answeredOn(tx, completion, { duplicateOf: latest.id });
+        tx`SELECT pk, id, title, body, tags FROM posts WHERE contributor_no = ${note.contributorNo} ORDER BY pk DESC LIMIT 1`,
+      ])) as [unknown, { pk: string; id: string; title: string; body: string; tags: string[] }[]];
+      const newest: Latest = latest
+        ? { pk: Number(latest.pk), note: { id: latest.id, title: decodeText(latest.title), body: decodeText(latest.body), tags: [...latest.tags] } }
+        : { pk: null, note: null };
+      if (newest.note && isDuplicate({ title: newest.note.title, body: newest.note.body, tags: [...newest.note.tags] })) {
+        this.latestOf.set(note.contributorNo, newest);
+        return answeredOn(tx, completion, { duplicateOf: newest.note.id });
+      }
       const older = note.supersedes ? await lockLinks(tx, note.supersedes) : null;
       if (note.supersedes) {
         if (!older) return answeredOn(tx, completion, { supersedeMissing: true } as SupersedeRefusal);
@@ -201,7 +230,43 @@ export class PostgresNotes {
     });
     if (!("note" in created)) return created;
     this.written(created.logged);
+    this.rememberLatest(created.note, Number([...created.logged.added.keys()][0]));
     return created.note;
+  }
+
+  /**
+   * A plain create in one statement, when `known` (what this replica saw as
+   * the author's newest note, already checked by the duplicate rule) is still
+   * the newest under the author's lock; null when it is not (nothing written).
+   */
+  private async createAfter(known: Latest, note: NewNote, vector: string): Promise<NoteRecord | null> {
+    const [row] = (await this.client`
+      SELECT pk, score, comment_count, seq FROM cairn_create_note(${known.pk}::bigint, ${note.id}, ${note.contributorNo}, ${encodeText(note.title)},
+             ${encodeText(note.body)}, ${textArray(note.tags)}::text[], ${note.createdAt}::bigint, ${vector})`) as { pk: string; score: number; comment_count: number; seq: string }[];
+    if (!row) {
+      this.latestOf.delete(note.contributorNo);
+      return null;
+    }
+    const pk = Number(row.pk);
+    this.written({ seq: Number(row.seq), added: new Map([[pk, vector]]) });
+    const record: NoteRecord = {
+      id: note.id,
+      contributorNo: note.contributorNo,
+      title: note.title,
+      body: note.body,
+      tags: note.tags,
+      score: row.score,
+      commentCount: row.comment_count,
+      createdAt: note.createdAt,
+      supersedes: null,
+      supersededBy: null,
+    };
+    this.rememberLatest(record, pk);
+    return record;
+  }
+
+  private rememberLatest(note: NoteRecord, pk: number): void {
+    this.latestOf.set(note.contributorNo, { pk, note: { id: note.id, title: note.title, body: note.body, tags: [...note.tags] } });
   }
 
   /** After a write that logged rows up to `seq` committed (with the vectors it added): this replica's next search finds them; the log is trimmed now and then. */
@@ -259,6 +324,7 @@ export class PostgresNotes {
     });
     if (typeof outcome === "string") return outcome;
     this.lastRead.delete(id);
+    this.latestOf.delete(contributorNo);
     if (outcome.seq > 0) this.written(outcome);
     return "deleted";
   }
