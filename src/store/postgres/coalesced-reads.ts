@@ -19,8 +19,13 @@ interface Waiter<R> {
   reject: (error: unknown) => void;
 }
 
-/** Statements of one kind in flight at most; reads asked for meanwhile wait and go out together in the next. */
-export const READS_IN_FLIGHT = 2;
+/**
+ * Statements of one kind in flight at most; reads asked for meanwhile wait and
+ * go out together in the next. One, not two: batches twice as large cost
+ * PostgreSQL and the replica less per read, and keyed GETs went faster
+ * (docs/benchmarks.md, "Issue 20, third round").
+ */
+export const READS_IN_FLIGHT = 1;
 
 export class CoalescedReads<Row, R> {
   private pending = new Map<string, Waiter<R>[]>();
