@@ -1,20 +1,27 @@
 -- Issue 20: a plain note create in one statement (src/store/postgres/notes.ts,
 -- "create"). Written by hand (drizzle-kit generate --custom: no table changes).
--- Under the author's create lock (the advisory lock a delete takes too), and
--- only while the author's newest note is still the one the replica checked the
--- duplicate rule against (`expected_pk`, NULL: none): then the note, its
--- vector, its tags and its search log row. Otherwise nothing is written and no
--- row comes back; the replica then takes the general path. A VOLATILE
--- function's statements each take a fresh snapshot, so the newest note is
--- read after the lock is held, as the general path's second statement reads it.
+-- Under the author's create lock (the advisory lock a delete takes too): when
+-- `write` is set and the author's newest note is still the one the replica
+-- checked the duplicate rule against (`expected_pk`; NULL: the author had
+-- none), the note, its vector, its tags and its search log row are written and
+-- their keys come back. Otherwise nothing is written, and the author's newest
+-- note comes back (newest_*, all NULL when there is none) for the replica to
+-- check and try again. A VOLATILE function's statements each take a fresh
+-- snapshot, so the newest note is read after the lock is held.
 CREATE OR REPLACE FUNCTION cairn_create_note(
-	expected_pk bigint, note_id text, author integer, title text, body text, tags text[], created_at bigint, vector text
-) RETURNS TABLE (pk bigint, score integer, comment_count integer, seq bigint)
+	expected_pk bigint, write boolean, note_id text, author integer, title text, body text, tags text[], created_at bigint, vector text
+) RETURNS TABLE (
+	pk bigint, score integer, comment_count integer, seq bigint,
+	newest_pk bigint, newest_id text, newest_title text, newest_body text, newest_tags text[]
+)
 LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
 	-- 1096111176 = 0x41555448 ("AUTH"), AUTHOR_LOCK in notes.ts.
 	PERFORM pg_advisory_xact_lock(1096111176, author);
-	IF (SELECT p.pk FROM posts p WHERE p.contributor_no = author ORDER BY p.pk DESC LIMIT 1) IS DISTINCT FROM expected_pk THEN
+	SELECT p.pk INTO newest_pk FROM posts p WHERE p.contributor_no = author ORDER BY p.pk DESC LIMIT 1;
+	IF NOT write OR newest_pk IS DISTINCT FROM expected_pk THEN
+		SELECT p.id, p.title, p.body, p.tags INTO newest_id, newest_title, newest_body, newest_tags FROM posts p WHERE p.pk = newest_pk;
+		RETURN NEXT;
 		RETURN;
 	END IF;
 	INSERT INTO posts AS p (id, contributor_no, title, body, tags, created_at)

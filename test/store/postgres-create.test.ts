@@ -13,6 +13,7 @@ import { freshDatabase, testEngines } from "../helpers/postgres.ts";
 const onPostgres = testEngines().includes("postgres");
 
 describe.skipIf(!onPostgres)("PostgreSQL: a create in one statement", () => {
+  let url: string;
   let a: PostgresStore;
   let b: PostgresStore;
   let author: number;
@@ -34,7 +35,7 @@ describe.skipIf(!onPostgres)("PostgreSQL: a create in one statement", () => {
   };
 
   beforeAll(async () => {
-    const url = await freshDatabase("create_fn");
+    url = await freshDatabase("create_fn");
     a = new PostgresStore({ url, poolSize: 4, searchMemoryBytes: 64 * 1024 * 1024 });
     b = new PostgresStore({ url, poolSize: 4, searchMemoryBytes: 64 * 1024 * 1024 });
     await a.migrate();
@@ -69,7 +70,17 @@ describe.skipIf(!onPostgres)("PostgreSQL: a create in one statement", () => {
     const baseId = idOf(await create(a, base));
     expect(await create(b, { ...note(base.title), body: base.body })).toEqual({ duplicateOf: baseId });
     const same = note("Moraine burst", ["ice"]);
-    const outcomes = await Promise.all(Array.from({ length: 10 }, (_, i) => create(i % 2 ? a : b, { ...same, id: note("x").id })));
+    // The author's create lock held meanwhile, so that all ten reach PostgreSQL before any is decided.
+    const holder = new Bun.SQL(url, { max: 1 });
+    const held = await holder.reserve();
+    await held`BEGIN`;
+    await held`SELECT pg_advisory_xact_lock(${0x41555448}, ${author})`;
+    const racing = Promise.all(Array.from({ length: 10 }, (_, i) => create(i % 2 ? a : b, { ...same, id: note("x").id })));
+    await Bun.sleep(200);
+    await held`COMMIT`;
+    held.release();
+    await holder.close();
+    const outcomes = await racing;
     const created = outcomes.filter((o) => "id" in o) as NoteRecord[];
     expect(created.length).toBe(1);
     expect(outcomes.filter((o) => "duplicateOf" in o)).toEqual(Array.from({ length: 9 }, () => ({ duplicateOf: created[0].id })));

@@ -68,6 +68,24 @@ interface Latest {
   note: { id: string; title: string; body: string; tags: string[] } | null;
 }
 
+/** What cairn_create_note answers: the written note's keys, or (pk null) the author's newest note. */
+interface CreateRow {
+  pk: string | null;
+  score: number | null;
+  comment_count: number | null;
+  seq: string | null;
+  newest_pk: string | null;
+  newest_id: string | null;
+  newest_title: string | null;
+  newest_body: string | null;
+  newest_tags: string[] | null;
+}
+
+/** expected_pk when this replica does not know the author's newest note: no note has it, so nothing is written. */
+const UNKNOWN_PK = -1;
+/** Single statements a plain create tries before the general path (each one after another replica wrote for the author). */
+const CREATE_ATTEMPTS = 3;
+
 /** Authors whose newest note a replica keeps (NOTE_CACHE_MB / 4 bounds their bytes). */
 const LATEST_ENTRIES = 10_000;
 const latestBytes = (latest: Latest) => (latest.note ? 4 * (latest.note.title.length + latest.note.body.length + latest.note.tags.join("").length) : 0) + 200;
@@ -156,9 +174,8 @@ export class PostgresNotes {
     completion?: IdempotencyCompletion<NoteRecord | { duplicateOf: string } | SupersedeRefusal>,
   ): Promise<NoteRecord | { duplicateOf: string } | SupersedeRefusal> {
     const vector = noteVector(note.title, note.tags, note.body);
-    const known = note.supersedes || completion ? undefined : this.latestOf.get(note.contributorNo);
-    if (known && !(known.note && isDuplicate({ title: known.note.title, body: known.note.body, tags: [...known.note.tags] }))) {
-      const made = await this.createAfter(known, note, vector);
+    if (!note.supersedes && !completion) {
+      const made = await this.createPlain(note, vector, isDuplicate);
       if (made) return made;
     }
     type Outcome = { note: NoteRecord; logged: Logged } | { duplicateOf: string } | SupersedeRefusal;
@@ -235,34 +252,52 @@ export class PostgresNotes {
   }
 
   /**
-   * A plain create in one statement, when `known` (what this replica saw as
-   * the author's newest note, already checked by the duplicate rule) is still
-   * the newest under the author's lock; null when it is not (nothing written).
+   * A plain create (no supersedes, no idempotency key) as single statements
+   * (cairn_create_note): with the author's newest note known to this replica
+   * and not repeated, one statement writes the note if that note is still the
+   * newest under the author's lock; otherwise it answers the newest note, which
+   * is checked by the duplicate rule, and the next statement writes against it
+   * (or confirms the duplicate). A note by the author written meanwhile
+   * through another replica costs one more statement. Null after
+   * CREATE_ATTEMPTS statements without an answer: the general path decides.
    */
-  private async createAfter(known: Latest, note: NewNote, vector: string): Promise<NoteRecord | null> {
-    const [row] = (await this.client`
-      SELECT pk, score, comment_count, seq FROM cairn_create_note(${known.pk}::bigint, ${note.id}, ${note.contributorNo}, ${encodeText(note.title)},
-             ${encodeText(note.body)}, ${textArray(note.tags)}::text[], ${note.createdAt}::bigint, ${vector})`) as { pk: string; score: number; comment_count: number; seq: string }[];
-    if (!row) {
-      this.latestOf.delete(note.contributorNo);
-      return null;
+  private async createPlain(note: NewNote, vector: string, isDuplicate: (latest: { title: string; body: string; tags: string[] }) => boolean) {
+    /** undefined: not known to this replica. */
+    let known: Latest | undefined = this.latestOf.get(note.contributorNo);
+    for (let attempt = 0; attempt < CREATE_ATTEMPTS; attempt++) {
+      const repeated = known?.note ? isDuplicate({ title: known.note.title, body: known.note.body, tags: [...known.note.tags] }) : false;
+      const write = known !== undefined && !repeated;
+      const [row] = (await this.client`
+        SELECT * FROM cairn_create_note(${known === undefined ? UNKNOWN_PK : known.pk}::bigint, ${write}, ${note.id}, ${note.contributorNo},
+               ${encodeText(note.title)}, ${encodeText(note.body)}, ${textArray(note.tags)}::text[], ${note.createdAt}::bigint, ${vector})`) as CreateRow[];
+      if (row.pk !== null) {
+        const pk = Number(row.pk);
+        this.written({ seq: Number(row.seq), added: new Map([[pk, vector]]) });
+        const record: NoteRecord = {
+          id: note.id,
+          contributorNo: note.contributorNo,
+          title: note.title,
+          body: note.body,
+          tags: note.tags,
+          score: row.score!,
+          commentCount: row.comment_count!,
+          createdAt: note.createdAt,
+          supersedes: null,
+          supersededBy: null,
+        };
+        this.rememberLatest(record, pk);
+        return record;
+      }
+      const newest: Latest =
+        row.newest_pk === null
+          ? { pk: null, note: null }
+          : { pk: Number(row.newest_pk), note: { id: row.newest_id!, title: decodeText(row.newest_title!), body: decodeText(row.newest_body!), tags: [...row.newest_tags!] } };
+      this.latestOf.set(note.contributorNo, newest);
+      // A repeat of the note that is still the newest under the lock: the duplicate, nothing written.
+      if (repeated && known?.note && newest.pk === known.pk) return { duplicateOf: known.note.id };
+      known = newest;
     }
-    const pk = Number(row.pk);
-    this.written({ seq: Number(row.seq), added: new Map([[pk, vector]]) });
-    const record: NoteRecord = {
-      id: note.id,
-      contributorNo: note.contributorNo,
-      title: note.title,
-      body: note.body,
-      tags: note.tags,
-      score: row.score,
-      commentCount: row.comment_count,
-      createdAt: note.createdAt,
-      supersedes: null,
-      supersededBy: null,
-    };
-    this.rememberLatest(record, pk);
-    return record;
+    return null;
   }
 
   private rememberLatest(note: NoteRecord, pk: number): void {
