@@ -360,7 +360,10 @@ export class PostgresNotes {
     if (typeof outcome === "string") return outcome;
     this.lastRead.delete(id);
     this.latestOf.delete(contributorNo);
+    // Even a delete that logged nothing (a superseded note is out of search already) makes this
+    // replica's next search level with the log: the writes it waited for (the author's lock) are in it.
     if (outcome.seq > 0) this.written(outcome);
+    else this.searchIndex.memory.committed();
     return "deleted";
   }
 
