@@ -1,10 +1,14 @@
-// Notes on PostgreSQL: create (the duplicate and superseding checks under a
-// lock per author; the note, its vector, its tags and its search log row in
-// one statement), read (no cache: replicas share the database; concurrent
-// reads coalesced, coalesced-reads.ts), delete,
-// search (this replica's in-memory postings, search.ts). The hot statements
-// go straight to Bun.SQL: a tagged template is prepared once per connection,
-// and building the Drizzle query each time cost more than running it.
+// Notes on PostgreSQL: create (a plain create is single statements of
+// cairn_create_note, drizzle/postgres/0004_create_note.sql: the duplicate
+// check against the author's newest note this replica knows, confirmed under
+// the author's lock; a create that supersedes or answers an idempotency key
+// is one transaction: the duplicate and superseding checks under that lock,
+// then the note, its vector, its tags and its search log row in one
+// statement), read (no cache: replicas share the database; concurrent reads
+// coalesced, coalesced-reads.ts), delete, search (this replica's in-memory
+// postings, search.ts). The hot statements go straight to Bun.SQL: a tagged
+// template is prepared once per connection, and building the Drizzle query
+// each time cost more than running it. docs/benchmarks.md, "Issue 20, third round".
 import type { ReservedSQL, SQL as BunSQL } from "bun";
 import type { DeleteOutcome, IdempotencyCompletion, NewNote, NoteRecord, OwnNoteRecord, SearchRequest, SimilarQuery, SimilarRecord, SupersedeRefusal } from "../types.ts";
 import { resultOrder } from "../../core/search/query.ts";
@@ -231,19 +235,7 @@ export class PostgresNotes {
           SELECT seq FROM logged`) as { seq: string }[];
         if (gone) logged.seq = Math.max(logged.seq, Number(gone.seq));
       }
-      const record: NoteRecord = {
-        id: note.id,
-        contributorNo: note.contributorNo,
-        title: note.title,
-        body: note.body,
-        tags: note.tags,
-        score: row.score,
-        commentCount: row.comment_count,
-        createdAt: note.createdAt,
-        supersedes: note.supersedes ?? null,
-        supersededBy: null,
-      };
-      return { note: await answeredOn(tx, completion, record), logged };
+      return { note: await answeredOn(tx, completion, createdRecord(note, row.score, row.comment_count)), logged };
     });
     if (!("note" in created)) return created;
     this.written(created.logged);
@@ -273,18 +265,7 @@ export class PostgresNotes {
       if (row.pk !== null) {
         const pk = Number(row.pk);
         this.written({ seq: Number(row.seq), added: new Map([[pk, vector]]) });
-        const record: NoteRecord = {
-          id: note.id,
-          contributorNo: note.contributorNo,
-          title: note.title,
-          body: note.body,
-          tags: note.tags,
-          score: row.score!,
-          commentCount: row.comment_count!,
-          createdAt: note.createdAt,
-          supersedes: null,
-          supersededBy: null,
-        };
+        const record = createdRecord(note, row.score!, row.comment_count!);
         this.rememberLatest(record, pk);
         return record;
       }
@@ -398,6 +379,22 @@ export class PostgresNotes {
         FROM posts WHERE pk = ANY(${keyArray(pks)}::bigint[])`) as NoteRow[];
     return rows.map((row) => ({ ...toNote(row), pk: Number(row.pk) }));
   }
+}
+
+/** The record of a note just written. */
+function createdRecord(note: NewNote, score: number, commentCount: number): NoteRecord {
+  return {
+    id: note.id,
+    contributorNo: note.contributorNo,
+    title: note.title,
+    body: note.body,
+    tags: note.tags,
+    score,
+    commentCount,
+    createdAt: note.createdAt,
+    supersedes: note.supersedes ?? null,
+    supersededBy: null,
+  };
 }
 
 /** A note's author and links, row-locked for the transaction; null when it does not exist. */
