@@ -119,7 +119,8 @@ export function poolOf(items: Int32Array, count: number, weights: Float64Array, 
   if (tied.length <= room) for (const item of tied) chosen[size++] = item;
   else {
     const keys = Float64Array.from(tied, keyOf);
-    const newest = Float64Array.from(keys).sort()[keys.length - room];
+    const order = Int32Array.from(keys.keys());
+    const newest = largestIn(order, order.length, keys, room);
     for (let t = 0; t < tied.length; t++) if (keys[t] >= newest) chosen[size++] = tied[t];
   }
   return chosen.subarray(0, size).sort();
