@@ -7,7 +7,7 @@
 // request's replay gets (src/core/idempotency.ts). The share (the threshold)
 // was chosen on data: docs/search-quality.md, "Similar notes on write".
 import type { NoteRecord, SimilarRecord, Store } from "../store/types.ts";
-import { analyze } from "./search/analyzer.ts";
+import { analyzeWithout } from "./search/analyzer.ts";
 import { STOPWORDS } from "./search/query.ts";
 import { noteVector, type NoteVector } from "./search/vector.ts";
 
@@ -42,7 +42,6 @@ export const SIMILAR_TERMS = 16;
  */
 export const SIMILAR_BODY_CHARS = 2_000;
 
-const WORD = /[\p{L}\p{N}\p{M}]+/gu;
 
 /**
  * The index terms a note is looked up by: its title's terms, then its body's
@@ -57,8 +56,7 @@ export function similarTerms(title: string, body: string): string[] {
     seen.add(term);
     terms.push(term);
   };
-  // One analysis of the content words joined by spaces: the same terms as word by word, far cheaper.
-  const contentTerms = (text: string) => analyze((text.toLowerCase().match(WORD) ?? []).filter((word) => !STOPWORDS.has(word)).join(" "));
+  const contentTerms = (text: string) => analyzeWithout(text, STOPWORDS);
   for (const term of contentTerms(title)) add(term);
   const counts = new Map<string, number>();
   for (const term of contentTerms(body.slice(0, SIMILAR_BODY_CHARS))) counts.set(term, (counts.get(term) ?? 0) + 1);
