@@ -284,7 +284,46 @@ export class PostingCursor {
       }
       if (low > this.block) this.toBlock(low);
     }
-    while (this.next()) if (this.ordinal >= target) return this.ordinal === target;
+    // Up to the target, only the gaps are read (each posting's counts skipped, nothing stored per posting); its counts by next().
+    const list = this.list;
+    const data = list.data;
+    let at = this.at;
+    let ordinal = this.ordinal;
+    let read = this.read;
+    while (at < list.length) {
+      const start = at;
+      let v = data[at++];
+      if (v >= 128) {
+        v &= 127;
+        let shift = 7;
+        let byte: number;
+        do {
+          byte = data[at++];
+          v |= (byte & 127) << shift;
+          shift += 7;
+        } while (byte >= 128);
+      }
+      if (ordinal + (v >>> 2) >= target) {
+        this.at = start;
+        this.ordinal = ordinal;
+        this.read = read;
+        this.block = read >> BLOCK_SHIFT;
+        this.next();
+        return this.ordinal === target;
+      }
+      ordinal += v >>> 2;
+      read++;
+      if ((v & 3) === 3) {
+        // varint(body · 2 + f), then two more varints when f = 1
+        let more = data[at] & 1;
+        while (data[at++] >= 128);
+        for (; more > 0 && more < 3; more++) while (data[at++] >= 128);
+      }
+    }
+    this.at = at;
+    this.ordinal = Infinity;
+    this.read = read;
+    this.block = read >> BLOCK_SHIFT;
     return false;
   }
 
