@@ -91,57 +91,54 @@ export function reachPerTerm(rarest: SimilarTerm[], reach: number): number[] {
 }
 
 /**
- * The pool (step 2): of the first `count` of `items` (reordered in place;
- * each weighed by `weights[item]`, its summed score for the terms that
- * reached it), the `pool` with the largest weight, then the largest key (the
- * newest); ascending by item. Selected in place (quickselect): the lookup
- * runs on every write, so nothing per reached holder is allocated.
+ * The pool (step 2): of the first `count` of `items` (each weighed by
+ * `weights[item]`, its summed score for the terms that reached it), the
+ * `pool` with the largest weight, then the largest key (the newest);
+ * ascending by item. Quickselect over typed arrays: the lookup runs on every
+ * write, and a replay loop ties thousands of holders at the cut.
  */
 export function poolOf(items: Int32Array, count: number, weights: Float64Array, pool: number, keyOf: (item: number) => number): Int32Array {
   if (count <= pool) return items.slice(0, count).sort();
-  const cut = largestIn(items, count, weights, pool);
+  // The weights read once into a dense array: the selections below then run in cache.
+  const dense = new Float64Array(count);
+  for (let i = 0; i < count; i++) dense[i] = weights[items[i]];
+  const cut = largest(dense.slice(), pool);
   const chosen = new Int32Array(pool);
   let size = 0;
-  let tiedFrom = count;
-  // Above the cut: chosen; at it: swapped to the end of `items` (behind what is left to read; every item stays held).
-  for (let i = count - 1; i >= 0; i--) {
-    const item = items[i];
-    const weight = weights[item];
-    if (weight > cut) chosen[size++] = item;
-    else if (weight === cut) {
-      items[i] = items[--tiedFrom];
-      items[tiedFrom] = item;
-    }
+  const tied = new Int32Array(count);
+  let ties = 0;
+  for (let i = 0; i < count; i++) {
+    if (dense[i] > cut) chosen[size++] = items[i];
+    else if (dense[i] === cut) tied[ties++] = items[i];
   }
   // Of the notes tied at the cut, the newest (largest keys; keys are distinct) fill the pool.
-  const tied = items.subarray(tiedFrom, count);
   const room = pool - size;
-  if (tied.length <= room) for (const item of tied) chosen[size++] = item;
+  if (ties <= room) for (let t = 0; t < ties; t++) chosen[size++] = tied[t];
   else {
-    const keys = Float64Array.from(tied, keyOf);
-    const order = Int32Array.from(keys.keys());
-    const newest = largestIn(order, order.length, keys, room);
-    for (let t = 0; t < tied.length; t++) if (keys[t] >= newest) chosen[size++] = tied[t];
+    const keys = new Float64Array(ties);
+    for (let t = 0; t < ties; t++) keys[t] = keyOf(tied[t]);
+    const newest = largest(keys.slice(), room);
+    for (let t = 0; t < ties; t++) if (keys[t] >= newest) chosen[size++] = tied[t];
   }
   return chosen.subarray(0, size).sort();
 }
 
-/** The n-th largest weight among the first `count` of `items` (1 ≤ n ≤ count; `items` is reordered): quickselect. */
-function largestIn(items: Int32Array, count: number, weights: Float64Array, n: number): number {
-  const target = count - n;
+/** The n-th largest of `values` (1 ≤ n ≤ length; `values` is reordered): quickselect. */
+function largest(values: Float64Array, n: number): number {
+  const target = values.length - n;
   let low = 0;
-  let high = count - 1;
+  let high = values.length - 1;
   while (low < high) {
-    const pivot = weights[items[(low + high) >>> 1]];
+    const pivot = values[(low + high) >>> 1];
     let i = low;
     let j = high;
     while (i <= j) {
-      while (weights[items[i]] < pivot) i++;
-      while (weights[items[j]] > pivot) j--;
+      while (values[i] < pivot) i++;
+      while (values[j] > pivot) j--;
       if (i <= j) {
-        const swapped = items[i];
-        items[i] = items[j];
-        items[j] = swapped;
+        const swapped = values[i];
+        values[i] = values[j];
+        values[j] = swapped;
         i++;
         j--;
       }
@@ -150,7 +147,7 @@ function largestIn(items: Int32Array, count: number, weights: Float64Array, n: n
     else if (target >= i) low = i;
     else break;
   }
-  return weights[items[target]];
+  return values[target];
 }
 
 /** What an engine's lookup finds: the new note's own score and the other notes reaching the floor, best `limit` (ties kept). */
