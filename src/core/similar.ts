@@ -42,7 +42,6 @@ export const SIMILAR_TERMS = 16;
  */
 export const SIMILAR_BODY_CHARS = 2_000;
 
-
 /**
  * The index terms a note is looked up by: its title's terms, then its body's
  * (its first SIMILAR_BODY_CHARS characters) by frequency (first occurrence
