@@ -11,8 +11,15 @@ import { tierOf, TIERS } from "../../core/search/ranking.ts";
 import { forEachTerm, readLengths } from "../../core/search/vector.ts";
 import { netChanges } from "../search-follower.ts";
 
-/** The writer folds the log into search_terms once it has grown by this many rows since the last fold it knows of. */
-export const FOLD_EVERY = 512;
+/**
+ * The writer folds the log into search_terms once it has grown by this many
+ * rows since the last fold it knows of. A fold's cost a note falls as it
+ * covers more notes (a distinct (term, tier) is upserted once per fold):
+ * 1,024 took 40-80 µs of CPU a note less than 512 on ~2 KB notes, for a
+ * stall of ~80-120 ms every 1,024 notes (docs/benchmarks.md, "Writes of
+ * ~2 KB notes, second round"). FOLD_TERMS caps it for longer notes.
+ */
+export const FOLD_EVERY = 1024;
 /**
  * ... or once the changes it logged since hold this many terms: what a
  * reader's pending change and the writer's remembered terms hold at most, so
@@ -29,6 +36,8 @@ interface LogRow {
 
 /** Per term, the change of its count per tier. */
 type Deltas = Map<string, number[]>;
+/** A term's change before any row (copied: a packed array of small integers, which V8 updates fastest). */
+const NO_CHANGE: readonly number[] = Array.from({ length: TIERS }, () => 0);
 
 function prepare(sqlite: Database) {
   return {
@@ -135,7 +144,7 @@ export class SqliteTermCounts {
     const deltas: Deltas = new Map();
     const bump = (term: string, tier: number, sign: number) => {
       let perTier = deltas.get(term);
-      if (!perTier) deltas.set(term, (perTier = new Array<number>(TIERS).fill(0)));
+      if (!perTier) deltas.set(term, (perTier = NO_CHANGE.slice()));
       perTier[tier] += sign;
     };
     const count = (vector: string, sign: number) => {
@@ -148,9 +157,16 @@ export class SqliteTermCounts {
       if (!change.added) continue;
       const remembered = this.indexed.get(pk);
       if (remembered?.seq === lastRow.get(pk)) {
-        remembered!.termsByTier.forEach((inTier, tier) => {
-          for (const term of inTier) bump(term, tier, 1);
-        });
+        // Every term of every note written since the last fold passes here: a plain loop, no closure.
+        const termsByTier = remembered!.termsByTier;
+        for (let tier = 0; tier < termsByTier.length; tier++) {
+          const inTier = termsByTier[tier];
+          for (let i = 0; i < inTier.length; i++) {
+            let perTier = deltas.get(inTier[i]);
+            if (perTier === undefined) deltas.set(inTier[i], (perTier = NO_CHANGE.slice()));
+            perTier[tier]++;
+          }
+        }
         continue;
       }
       const vector = this.s.vectorOf.get(pk)?.vector;
