@@ -7,9 +7,9 @@
 // request's replay gets (src/core/idempotency.ts). The share (the threshold)
 // was chosen on data: docs/search-quality.md, "Similar notes on write".
 import type { NoteRecord, SimilarRecord, Store } from "../store/types.ts";
-import { analyze, termVector } from "./search/analyzer.ts";
+import { analyze } from "./search/analyzer.ts";
 import { STOPWORDS } from "./search/query.ts";
-import { encodeVector } from "./search/vector.ts";
+import { noteVector, type NoteVector } from "./search/vector.ts";
 
 /** Notes listed at most. */
 export const SIMILAR_LIMIT = 3;
@@ -67,11 +67,12 @@ export function similarTerms(title: string, body: string): string[] {
   return terms;
 }
 
-/** A note about to be stored: what the lookup reads of it. */
+/** A note about to be stored: what the lookup reads of it (its term vector when analysed already). */
 export interface NoteText {
   title: string;
   body: string;
   tags: string[];
+  vector?: NoteVector;
 }
 
 /** Other notes for the new note's terms reaching `minShare` of its own score, best first, each with its share. */
@@ -84,7 +85,7 @@ export function similarCandidates(
   pool = SIMILAR_POOL,
   databaseReach = Math.min(reach, SIMILAR_DATABASE_REACH),
 ): Promise<SimilarRecord[]> {
-  const vector = encodeVector(termVector(note.title, note.tags, note.body));
+  const { encoded: vector } = note.vector ?? noteVector(note.title, note.tags, note.body);
   return store.similarNotes({ terms: similarTerms(note.title, note.body), vector, limit, minShare, reach, pool, databaseReach });
 }
 

@@ -9,7 +9,7 @@
 // is shared between connections or processes.
 import type { Fields } from "./analyzer.ts";
 import { weightedFrequencyOf } from "./ranking.ts";
-import { forEachTerm, readLengths } from "./vector.ts";
+import { forEachTermOf, lengthsOf, type IndexedVector } from "./vector.ts";
 
 /**
  * A cached largest weighted frequency stays a bound while the field averages
@@ -349,15 +349,15 @@ export class MemoryIndex {
     return this.ordinalOfKey.has(key);
   }
 
-  /** Adds a note from its stored vector; false (and nothing changes) when the key is already held. */
-  add(key: number, vector: string): boolean {
+  /** Adds a note from its vector; false (and nothing changes) when the key is already held. */
+  add(key: number, vector: IndexedVector): boolean {
     if (this.ordinalOfKey.has(key)) return false;
     const ordinal = this.newOrdinal(key);
-    const lengths = readLengths(vector);
+    const lengths = lengthsOf(vector);
     this.fieldLengths.set(lengths, 3 * ordinal);
     for (let f = 0; f < 3; f++) this.lengthSums[f] += lengths[f];
     this.notes++;
-    forEachTerm(vector, (term, title, tags, body) => {
+    forEachTermOf(vector, (term, title, tags, body) => {
       let postings = this.terms.get(term);
       if (!postings) {
         this.newTerm(term, (postings = new TermPostings(8)));
@@ -382,7 +382,7 @@ export class MemoryIndex {
     this.removed++;
     this.notes--;
     for (let f = 0; f < 3; f++) this.lengthSums[f] -= this.fieldLengths[3 * ordinal + f];
-    forEachTerm(vector, (term) => {
+    forEachTermOf(vector, (term) => {
       const postings = this.terms.get(term);
       if (postings) postings.notes--;
     });

@@ -91,48 +91,57 @@ export function reachPerTerm(rarest: SimilarTerm[], reach: number): number[] {
 }
 
 /**
- * The pool (step 2): of `count` reached holders (`itemAt(i)`, `weightAt(i)`:
- * their summed scores for the terms that reached them), the `pool` with the largest weight, then the largest key
- * (the newest); ascending by item.
+ * The pool (step 2): of the first `count` of `items` (reordered in place;
+ * each weighed by `weights[item]`, its summed score for the terms that
+ * reached it), the `pool` with the largest weight, then the largest key (the
+ * newest); ascending by item. Selected in place (quickselect): the lookup
+ * runs on every write, so nothing per reached holder is allocated.
  */
-export function poolOf(count: number, itemAt: (i: number) => number, weightAt: (i: number) => number, pool: number, keyOf: (item: number) => number = (item) => item): number[] {
-  if (count <= pool) return Array.from({ length: count }, (_, i) => itemAt(i)).sort((a, b) => a - b);
-  const weights = new Float64Array(count);
-  for (let i = 0; i < count; i++) weights[i] = weightAt(i);
-  const cut = largest(weights.slice(), pool);
-  const chosen: number[] = [];
-  const tied: number[] = [];
-  for (let i = 0; i < count; i++) {
-    if (weights[i] > cut) chosen.push(itemAt(i));
-    else if (weights[i] === cut) tied.push(itemAt(i));
+export function poolOf(items: Int32Array, count: number, weights: Float64Array, pool: number, keyOf: (item: number) => number): Int32Array {
+  if (count <= pool) return items.slice(0, count).sort();
+  const cut = largestIn(items, count, weights, pool);
+  const chosen = new Int32Array(pool);
+  let size = 0;
+  let tiedFrom = count;
+  // Above the cut: chosen; at it: swapped to the end of `items` (behind what is left to read; every item stays held).
+  for (let i = count - 1; i >= 0; i--) {
+    const item = items[i];
+    const weight = weights[item];
+    if (weight > cut) chosen[size++] = item;
+    else if (weight === cut) {
+      items[i] = items[--tiedFrom];
+      items[tiedFrom] = item;
+    }
   }
   // Of the notes tied at the cut, the newest (largest keys; keys are distinct) fill the pool.
-  const room = pool - chosen.length;
-  if (tied.length <= room) chosen.push(...tied);
+  const tied = items.subarray(tiedFrom, count);
+  const room = pool - size;
+  if (tied.length <= room) for (const item of tied) chosen[size++] = item;
   else {
     const keys = Float64Array.from(tied, keyOf);
-    const newest = largest(keys.slice(), room);
-    for (let t = 0; t < tied.length; t++) if (keys[t] >= newest) chosen.push(tied[t]);
+    const order = Int32Array.from(keys.keys());
+    const newest = largestIn(order, order.length, keys, room);
+    for (let t = 0; t < tied.length; t++) if (keys[t] >= newest) chosen[size++] = tied[t];
   }
-  return chosen.sort((a, b) => a - b);
+  return chosen.subarray(0, size).sort();
 }
 
-/** The n-th largest of `values` (1 ≤ n ≤ length; `values` is reordered): quickselect. */
-function largest(values: Float64Array, n: number): number {
-  const target = values.length - n;
+/** The n-th largest weight among the first `count` of `items` (1 ≤ n ≤ count; `items` is reordered): quickselect. */
+function largestIn(items: Int32Array, count: number, weights: Float64Array, n: number): number {
+  const target = count - n;
   let low = 0;
-  let high = values.length - 1;
+  let high = count - 1;
   while (low < high) {
-    const pivot = values[(low + high) >>> 1];
+    const pivot = weights[items[(low + high) >>> 1]];
     let i = low;
     let j = high;
     while (i <= j) {
-      while (values[i] < pivot) i++;
-      while (values[j] > pivot) j--;
+      while (weights[items[i]] < pivot) i++;
+      while (weights[items[j]] > pivot) j--;
       if (i <= j) {
-        const swapped = values[i];
-        values[i] = values[j];
-        values[j] = swapped;
+        const swapped = items[i];
+        items[i] = items[j];
+        items[j] = swapped;
         i++;
         j--;
       }
@@ -141,7 +150,7 @@ function largest(values: Float64Array, n: number): number {
     else if (target >= i) low = i;
     else break;
   }
-  return values[target];
+  return weights[items[target]];
 }
 
 /** What an engine's lookup finds: the new note's own score and the other notes reaching the floor, best `limit` (ties kept). */
@@ -184,9 +193,11 @@ export async function rankSimilar(source: SimilarSource, { terms, vector, limit,
     }
     return weight;
   };
-  // Step 2: the pool, scored exactly.
+  // Step 2: the pool, scored exactly (poolOf picks among positions in `reached`).
+  const weights = Float64Array.from(reached, weightOf);
+  const picked = Array.from(poolOf(Int32Array.from(reached.keys()), reached.length, weights, pool, (i) => reached[i]), (i) => reached[i]);
   const top = new TopK(limit);
-  for (const key of poolOf(reached.length, (i) => reached[i], (i) => weightOf(reached[i]), pool)) {
+  for (const key of picked.sort((a, b) => a - b)) {
     const score = scoreVector(vectors.get(key)!, stats.query, stats.averages);
     if (score >= floor) top.offer(key, score);
   }

@@ -136,7 +136,7 @@ export class PostgresNotes {
     isDuplicate: (latest: { title: string; body: string; tags: string[] }) => boolean,
     completion?: IdempotencyCompletion<NoteRecord | { duplicateOf: string } | SupersedeRefusal>,
   ): Promise<NoteRecord | { duplicateOf: string } | SupersedeRefusal> {
-    const vector = noteVector(note.title, note.tags, note.body);
+    const vector = note.vector?.encoded ?? noteVector(note.title, note.tags, note.body);
     type Outcome = { note: NoteRecord; logged: Logged } | { duplicateOf: string } | SupersedeRefusal;
     const created = await transaction(this.client, async (tx, commitWith): Promise<Outcome> => {
       // A lock per author (an advisory lock: nothing is written for it)

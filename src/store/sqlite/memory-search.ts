@@ -8,6 +8,7 @@
 // would not fit SEARCH_MEMORY_MB, search runs on the FTS5 index (search.ts).
 import { Database } from "bun:sqlite";
 import { MemoryIndex } from "../../core/search/memory-index.ts";
+import type { IndexedVector } from "../../core/search/vector.ts";
 import { netChanges, SearchFollower, type BuildPlan, type LogChanges, type SearchLog } from "../search-follower.ts";
 
 /** Corpora up to this many postings are loaded before migrate() returns; larger ones in the background. */
@@ -72,7 +73,7 @@ class SqliteSearchLog implements SearchLog<number> {
    * The log rows written after `from`, in one read transaction (the vectors
    * read are those of the same snapshot), reduced to the net change per key.
    */
-  changesSince(from: number, written: ReadonlyMap<number, string>): LogChanges<number> | null {
+  changesSince(from: number, written: ReadonlyMap<number, IndexedVector>): LogChanges<number> | null {
     const own = !this.sqlite.inTransaction;
     if (own) this.sqlite.exec("BEGIN");
     try {
