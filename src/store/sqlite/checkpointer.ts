@@ -74,6 +74,11 @@ export class WalCheckpointer {
     private readonly synchronous: "NORMAL" | "FULL",
   ) {}
 
+  /** A worker thread is checkpointing (for tests). */
+  get running(): boolean {
+    return this.worker !== null;
+  }
+
   /** After each batch's COMMIT. */
   committed(): void {
     if (this.off) return;
