@@ -13,13 +13,13 @@ import { netChanges } from "../search-follower.ts";
 
 /**
  * The writer folds the log into search_terms once it has grown by this many
- * rows since the last fold it knows of. A fold's cost a note falls as it
- * covers more notes (a distinct (term, tier) is upserted once per fold):
- * 1,024 took 40-80 µs of CPU a note less than 512 on ~2 KB notes, for a
- * stall of ~80-120 ms every 1,024 notes (docs/benchmarks.md, "Writes of
- * ~2 KB notes, second round"). FOLD_TERMS caps it for longer notes.
+ * rows since the last fold it knows of. 1,024 was measured against 512 on ~2 KB
+ * notes: no difference in CPU a note beyond the noise (the fold's own count
+ * says ~18 µs a note less: 32 distinct pairs a note instead of 45), for a stall
+ * twice as long, so 512 stays (docs/benchmarks.md, "Writes of ~2 KB notes,
+ * second round").
  */
-export const FOLD_EVERY = 1024;
+export const FOLD_EVERY = 512;
 /**
  * ... or once the changes it logged since hold this many terms: what a
  * reader's pending change and the writer's remembered terms hold at most, so
