@@ -1,10 +1,10 @@
-// WAL checkpoints off the request path (docs/benchmarks.md, "Checkpoints in
-// a worker thread"). In WAL mode every commit appends pages to the -wal file;
-// a checkpoint copies them back into the database file, syncing the WAL
+// WAL checkpoints off the request path (docs/benchmarks.md, "Writes of ~2 KB
+// notes, second round"). In WAL mode every commit appends pages to the -wal
+// file; a checkpoint copies them back into the database file, syncing the WAL
 // before and the database after. SQLite runs it inside the COMMIT that takes
 // the WAL past `wal_autocheckpoint` pages (1,000 by default): on the single
-// thread that serves every request, ~6 ms of copying and 10-40 ms of fsync
-// every ~100 notes of ~2 KB, a fifth of a busy server's time.
+// thread that serves every request, measured at ~6 ms of CPU and 12-40 ms of
+// wall time (the syncs) every ~140 notes of ~2 KB.
 //
 // Here a worker thread with a connection of its own runs PASSIVE checkpoints
 // (they never take the write lock, so the writer goes on meanwhile) after
@@ -24,7 +24,7 @@ export const START_AFTER_BATCHES = 64;
 export const TAIL_PAGES = 4000;
 /** SQLite's default, restored when no worker runs. */
 const DEFAULT_PAGES = 1000;
-/** At most one pass per this many ms: each pass syncs twice, and the copying is what costs, not its frequency (docs/benchmarks.md). */
+/** At most one pass per this many ms (each pass syncs the WAL and the database once). */
 const MIN_INTERVAL_MS = 100;
 
 // The worker's code, inline so that the compiled binary needs no second entry point.
