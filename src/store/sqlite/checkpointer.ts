@@ -118,8 +118,13 @@ export class WalCheckpointer {
     if ("opened" in reply) {
       if (this.url !== null) URL.revokeObjectURL(this.url);
       this.url = null;
+      if (this.closing) return;
       // From now on the worker copies the pages back; the writer keeps the tail.
-      this.sqlite.exec(`PRAGMA wal_autocheckpoint = ${TAIL_PAGES}`);
+      try {
+        this.sqlite.exec(`PRAGMA wal_autocheckpoint = ${TAIL_PAGES}`);
+      } catch {
+        return this.stop();
+      }
     } else {
       this.passes++;
     }
