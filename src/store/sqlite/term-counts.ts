@@ -36,8 +36,6 @@ interface LogRow {
 
 /** Per term, the change of its count per tier. */
 type Deltas = Map<string, number[]>;
-/** A term's change before any row (copied: a packed array of small integers, which V8 updates fastest). */
-const NO_CHANGE: readonly number[] = Array.from({ length: TIERS }, () => 0);
 
 function prepare(sqlite: Database) {
   return {
@@ -144,7 +142,7 @@ export class SqliteTermCounts {
     const deltas: Deltas = new Map();
     const bump = (term: string, tier: number, sign: number) => {
       let perTier = deltas.get(term);
-      if (!perTier) deltas.set(term, (perTier = NO_CHANGE.slice()));
+      if (!perTier) deltas.set(term, (perTier = new Array<number>(TIERS).fill(0)));
       perTier[tier] += sign;
     };
     const count = (vector: string, sign: number) => {
@@ -157,16 +155,9 @@ export class SqliteTermCounts {
       if (!change.added) continue;
       const remembered = this.indexed.get(pk);
       if (remembered?.seq === lastRow.get(pk)) {
-        // Every term of every note written since the last fold passes here: a plain loop, no closure.
-        const termsByTier = remembered!.termsByTier;
-        for (let tier = 0; tier < termsByTier.length; tier++) {
-          const inTier = termsByTier[tier];
-          for (let i = 0; i < inTier.length; i++) {
-            let perTier = deltas.get(inTier[i]);
-            if (perTier === undefined) deltas.set(inTier[i], (perTier = NO_CHANGE.slice()));
-            perTier[tier]++;
-          }
-        }
+        remembered!.termsByTier.forEach((inTier, tier) => {
+          for (const term of inTier) bump(term, tier, 1);
+        });
         continue;
       }
       const vector = this.s.vectorOf.get(pk)?.vector;
