@@ -6,6 +6,7 @@
 //     [--variants "default|SEARCH_MEMORY_MB=0"]   (variants split by |, each a space-separated list of settings;
 //      `binary=PATH` runs another build, e.g. main's, beside this one)
 //     [--lua FILE]   (only write the wrk script)
+//     [--warmup 1]   (seconds of uncounted writes first, other notes: the route's first request compiles its handler, ~0.3-0.9 s)
 // For every two variants that differ by one setting, the same-run ratio of
 // their rates is printed: what that setting costs a write.
 // Each round runs on a fresh copy of the directory's database (so every round
@@ -21,6 +22,7 @@ const dir = args.dir ?? "/tmp/h100k";
 const connections = Number(args.connections ?? 16);
 const duration = Number(args.duration ?? 10);
 const rounds = Number(args.rounds ?? 2);
+const warmup = Number(args.warmup ?? 1);
 /** Each variant's settings (`default`: none). */
 const variants = (args.variants ?? "default|SEARCH_MEMORY_MB=0").split("|").map((spec) => {
   const settings = spec.trim() === "default" ? [] : spec.trim().split(/\s+/).map((pair) => pair.split("=") as [string, string]);
@@ -41,15 +43,18 @@ const fragments = bodies.map((note) => {
   const cut = json.indexOf('","body"');
   return [json.slice(0, cut), json.slice(cut)];
 });
-const script = `${keyListLua(keys, 2)}
+const scriptFor = (marker: string) => `${keyListLua(keys, 2)}
 local heads = {${fragments.map(([head]) => lua(head)).join(",")}}
 local tails = {${fragments.map(([, tail]) => lua(tail)).join(",")}}
 local n = 0
 request = function()
  n = n + 1
  local i = ((n * 7 + tid * 13) % #heads) + 1
- return wrk.format("POST", "/v1/posts", {["Authorization"] = "Bearer " .. key(n), ["Content-Type"] = "application/json"}, heads[i] .. " " .. tid .. "-" .. n .. tails[i])
+ return wrk.format("POST", "/v1/posts", {["Authorization"] = "Bearer " .. key(n), ["Content-Type"] = "application/json"}, heads[i] .. " ${marker}" .. tid .. "-" .. n .. tails[i])
 end`;
+const script = scriptFor("");
+/** The warm-up's notes differ from the counted ones (or the counted ones would be duplicates, 409). */
+const warmupScript = scriptFor("w");
 
 // `--lua FILE`: only write the wrk script (to load a server run by hand, e.g. under `bun --cpu-prof`).
 if (args.lua) {
@@ -58,7 +63,16 @@ if (args.lua) {
 }
 
 const work = mkdtempSync(join(tmpdir(), "cairn-writes-"));
-async function round(port: number, variant: Record<string, string>): Promise<Figures & { ms: number }> {
+/** CPU time of a process (all threads) and of its main thread, in µs, from /proc (ticks of 10 ms). */
+function cpuOf(pid: number): { all: number; main: number } {
+  const ticks = (file: string) => {
+    const fields = readFileSync(file, "utf8").split(") ")[1].split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  };
+  return { all: ticks(`/proc/${pid}/stat`), main: ticks(`/proc/${pid}/task/${pid}/stat`) };
+}
+
+async function round(port: number, variant: Record<string, string>): Promise<Figures & { ms: number; cpuAll: number; cpuMain: number }> {
   const { binary: chosen, ...settings } = variant;
   const copy = join(work, `copy-${port}`);
   rmSync(copy, { recursive: true, force: true });
@@ -81,14 +95,18 @@ async function round(port: number, variant: Record<string, string>): Promise<Fig
     if (ready && (memoryOff || log.includes("search postings are in memory") || !log.includes("database index for now"))) break;
   }
   const ms = performance.now() - started;
+  if (warmup > 0) Bun.spawnSync(wrkArgv(work, `http://127.0.0.1:${port}/`, warmupScript, connections, warmup));
+  const before = cpuOf(server.pid);
   const figures = parseWrk(Bun.spawnSync(wrkArgv(work, `http://127.0.0.1:${port}/`, script, connections, duration)).stdout.toString());
+  const after = cpuOf(server.pid);
+  const notes = Math.max(1, figures.rps * duration);
   server.kill("SIGTERM");
   await server.exited;
   rmSync(copy, { recursive: true, force: true });
-  return { ...figures, ms };
+  return { ...figures, ms, cpuAll: (after.all - before.all) / notes, cpuMain: (after.main - before.main) / notes };
 }
 
-const figures: Figures[][] = variants.map(() => []);
+const figures: (Figures & { cpuAll: number; cpuMain: number })[][] = variants.map(() => []);
 for (let r = 0; r < rounds; r++) {
   for (const [v, variant] of variants.entries()) figures[v].push(await round(18730 + variants.length * r + v, variant.settings));
 }
@@ -99,11 +117,11 @@ const median = (values: number[]) => {
   const middle = Math.floor(sorted.length / 2);
   return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 };
-console.log(`\n${dir}: POST /v1/posts of head-heavy notes (~${Math.round(averageBytes)} bytes of JSON), wrk -t2 -c${connections} -d${duration}s, ${rounds} rounds alternating, ${new Date().toISOString()}`);
-console.log("| settings | notes/s by round | median | p50 ms | p99 ms | non-2xx |\n|---|---|---|---|---|---|");
+console.log(`\n${dir}: POST /v1/posts of head-heavy notes (~${Math.round(averageBytes)} bytes of JSON), wrk -t2 -c${connections} -d${duration}s after ${warmup} s of warm-up, ${rounds} rounds alternating, load ${(await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" ")}, ${new Date().toISOString()}`);
+console.log("| settings | notes/s by round | median | p50 ms | p99 ms | non-2xx | server CPU µs a note by round (main thread) |\n|---|---|---|---|---|---|---|");
 for (const [v, variant] of variants.entries()) {
   const f = figures[v];
-  console.log(`| ${variant.name} | ${list(f.map((x) => x.rps))} | ${median(f.map((x) => x.rps)).toFixed(0)} | ${list(f.map((x) => x.p50), 1)} | ${list(f.map((x) => x.p99), 1)} | ${f.reduce((s, x) => s + x.non2xx, 0)} |`);
+  console.log(`| ${variant.name} | ${list(f.map((x) => x.rps))} | ${median(f.map((x) => x.rps)).toFixed(0)} | ${list(f.map((x) => x.p50), 1)} | ${list(f.map((x) => x.p99), 1)} | ${f.reduce((s, x) => s + x.non2xx, 0)} | ${f.map((x) => `${x.cpuAll.toFixed(0)} (${x.cpuMain.toFixed(0)})`).join(", ")} |`);
 }
 // A pair (with, without) where `without` is `with` plus one setting: that setting turns something off.
 for (const [a, withIt] of variants.entries()) {

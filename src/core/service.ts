@@ -12,6 +12,7 @@ import { LIMITS, normaliseComment, normaliseEmail, normaliseNote, normaliseQuery
 import { searchRequest } from "./search/query.ts";
 import { SecretScanner } from "./secrets.ts";
 import { similarNotes } from "./similar.ts";
+import { noteVector, type NoteVector } from "./search/vector.ts";
 import { commentView, iso, noteView, searchResultView } from "./views.ts";
 import { voteDirection, voteValue, type VoteDirection } from "./votes.ts";
 import { IdempotencyReservationLost, type NoteRecord, type StoredAnswer, type VoteOutcome } from "../store/types.ts";
@@ -227,10 +228,12 @@ export class Cairn {
     this.breakers.hit("posts", contributorNo);
     // Looked up before the write (the new note is not in the index yet), so
     // that the answer stored with the write for a keyed request lists them too.
-    const similar = await this.similarTo({ ...note, supersedes });
+    // Analysed once, for the lookup and the store's index alike.
+    const vector = noteVector(note.title, note.tags, note.body);
+    const similar = await this.similarTo({ ...note, supersedes, vector });
     const answer = (created: Parameters<typeof createdNote>[0]) => ({ ...createdNote(created), similar });
     const created = await this.store.createNote(
-      { id: uuidv7(), contributorNo, ...note, createdAt: this.now(), supersedes },
+      { id: uuidv7(), contributorNo, ...note, createdAt: this.now(), supersedes, vector },
       (latest) => latest.title === note.title && latest.body === note.body && sameTags(latest.tags, note.tags),
       completionFor(slot, answer, (created) => ("id" in created ? created.id : null)),
     );
@@ -242,7 +245,7 @@ export class Cairn {
    * the note it supersedes; superseded notes are out of the search index, so
    * never listed). Empty when SIMILAR_NOTES=0 or search is off.
    */
-  private async similarTo(note: { title: string; body: string; tags: string[]; supersedes: string | null }) {
+  private async similarTo(note: { title: string; body: string; tags: string[]; supersedes: string | null; vector: NoteVector }) {
     if (!this.config.similarNotes || !this.config.searchEnabled) return [];
     return (await similarNotes(this.store, note)).map((found) => ({
       id: found.id,

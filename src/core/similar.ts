@@ -7,9 +7,9 @@
 // request's replay gets (src/core/idempotency.ts). The share (the threshold)
 // was chosen on data: docs/search-quality.md, "Similar notes on write".
 import type { NoteRecord, SimilarRecord, Store } from "../store/types.ts";
-import { analyze, termVector } from "./search/analyzer.ts";
+import { analyzeWithout } from "./search/analyzer.ts";
 import { STOPWORDS } from "./search/query.ts";
-import { encodeVector } from "./search/vector.ts";
+import { noteVector, type NoteVector } from "./search/vector.ts";
 
 /** Notes listed at most. */
 export const SIMILAR_LIMIT = 3;
@@ -42,8 +42,6 @@ export const SIMILAR_TERMS = 16;
  */
 export const SIMILAR_BODY_CHARS = 2_000;
 
-const WORD = /[\p{L}\p{N}\p{M}]+/gu;
-
 /**
  * The index terms a note is looked up by: its title's terms, then its body's
  * (its first SIMILAR_BODY_CHARS characters) by frequency (first occurrence
@@ -57,8 +55,7 @@ export function similarTerms(title: string, body: string): string[] {
     seen.add(term);
     terms.push(term);
   };
-  // One analysis of the content words joined by spaces: the same terms as word by word, far cheaper.
-  const contentTerms = (text: string) => analyze((text.toLowerCase().match(WORD) ?? []).filter((word) => !STOPWORDS.has(word)).join(" "));
+  const contentTerms = (text: string) => analyzeWithout(text, STOPWORDS);
   for (const term of contentTerms(title)) add(term);
   const counts = new Map<string, number>();
   for (const term of contentTerms(body.slice(0, SIMILAR_BODY_CHARS))) counts.set(term, (counts.get(term) ?? 0) + 1);
@@ -67,11 +64,12 @@ export function similarTerms(title: string, body: string): string[] {
   return terms;
 }
 
-/** A note about to be stored: what the lookup reads of it. */
+/** A note about to be stored: what the lookup reads of it (its term vector when analysed already). */
 export interface NoteText {
   title: string;
   body: string;
   tags: string[];
+  vector?: NoteVector;
 }
 
 /** Other notes for the new note's terms reaching `minShare` of its own score, best first, each with its share. */
@@ -84,7 +82,7 @@ export function similarCandidates(
   pool = SIMILAR_POOL,
   databaseReach = Math.min(reach, SIMILAR_DATABASE_REACH),
 ): Promise<SimilarRecord[]> {
-  const vector = encodeVector(termVector(note.title, note.tags, note.body));
+  const { encoded: vector } = note.vector ?? noteVector(note.title, note.tags, note.body);
   return store.similarNotes({ terms: similarTerms(note.title, note.body), vector, limit, minShare, reach, pool, databaseReach });
 }
 

@@ -9,6 +9,7 @@
 // once. Until the postings are built, or when they would not fit
 // SEARCH_MEMORY_MB, search runs on the engine's own index (exact, slower).
 import { MemoryIndex } from "../core/search/memory-index.ts";
+import type { IndexedVector } from "../core/search/vector.ts";
 
 /** A background build gives the event loop back after this much work. */
 const LOAD_SLICE_MS = 10;
@@ -19,7 +20,7 @@ export interface KeyChange {
   /** The vector the index held for the key before (the first removal seen), or null. */
   removed: string | null;
   /** The vector to hold now (the key's last change was an add, and its note is there), or null. */
-  added: string | null;
+  added: IndexedVector | null;
 }
 
 export interface LogChanges<P> {
@@ -52,7 +53,7 @@ export interface SearchLog<P> {
    * when the log no longer reaches back to `from` (trimmed). `written`: the
    * vectors this process's own recent writes indexed, by key (spares reading them back).
    */
-  changesSince(from: P, written: ReadonlyMap<number, string>): LogChanges<P> | null | Promise<LogChanges<P> | null>;
+  changesSince(from: P, written: ReadonlyMap<number, IndexedVector>): LogChanges<P> | null | Promise<LogChanges<P> | null>;
 }
 
 export interface FollowerOptions {
@@ -93,7 +94,7 @@ export class SearchFollower<P> {
   private chain: Promise<void> = Promise.resolve();
   private queued: Promise<void> | null = null;
   /** Own writes committed since the last catch-up started (their vectors, by key). */
-  private written = new Map<number, string>();
+  private written = new Map<number, IndexedVector>();
   /** The catch-up that follows this process's latest writes (or the end of a build): searches wait for it. */
   private pending: Promise<void> | null = null;
   /** This process committed writes that no catch-up started since has read. */
@@ -219,7 +220,7 @@ export class SearchFollower<P> {
   }
 
   /** After a batch of this process's writes committed; `written` holds the vectors it indexed, by key. */
-  committed(written?: ReadonlyMap<number, string>): void {
+  committed(written?: ReadonlyMap<number, IndexedVector>): void {
     if (this.state.kind !== "ready") return; // a build in progress follows them when it ends
     if (written) for (const [key, vector] of written) this.written.set(key, vector);
     this.stale = true;

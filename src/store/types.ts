@@ -45,6 +45,8 @@ export interface NewNote {
   createdAt: number;
   /** The id (lower-case) of one of the author's notes that this one replaces. */
   supersedes?: string | null;
+  /** The note's term vector when the caller analysed it already (else the store does). */
+  vector?: NoteVector;
 }
 
 /** A note and its score as a share of another note's own score (Store.similarNotes). */
@@ -129,6 +131,7 @@ export type { SearchRequest } from "../core/search/query.ts";
 export type { SimilarQuery } from "../core/search/own-score.ts";
 import type { SimilarQuery } from "../core/search/own-score.ts";
 import type { SearchRequest } from "../core/search/query.ts";
+import type { NoteVector } from "../core/search/vector.ts";
 
 export interface Counts {
   contributors: number;

@@ -5,7 +5,7 @@ import { expect, test } from "bun:test";
 import fc from "fast-check";
 import { termVector } from "../../src/core/search/analyzer.ts";
 import { rankInMemory } from "../../src/core/search/maxscore.ts";
-import { MemoryIndex } from "../../src/core/search/memory-index.ts";
+import { MemoryIndex, PostingCursor, TermPostings } from "../../src/core/search/memory-index.ts";
 import { idf, scoreVector } from "../../src/core/search/ranking.ts";
 import { encodeVector } from "../../src/core/search/vector.ts";
 
@@ -110,4 +110,49 @@ test("vocabulary: the terms of live notes in a range, with their note counts, th
   expect(index.vocabulary("zqcommon", "zqcommon0")).toEqual([{ term: "zqcommon", doc: 1000 }]);
   index.compact();
   expect(sorted(index.vocabulary("zq", "zr"))).toEqual(expected("zq", "zr"));
+});
+
+test("PostingCursor: leap and seek land on what a posting-by-posting read finds, over many blocks and every posting shape", () => {
+  // Postings of every encoded shape: body only (1-3 and more), and with title and tags counts, some past one varint byte.
+  const postingArb = fc.record({
+    gap: fc.oneof(fc.integer({ min: 1, max: 3 }), fc.integer({ min: 100, max: 20_000 })),
+    title: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 300 })),
+    tags: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 3 })),
+    body: fc.oneof(fc.integer({ min: 0, max: 3 }), fc.integer({ min: 4, max: 500 })),
+  });
+  fc.assert(
+    fc.property(fc.array(postingArb, { minLength: 1, maxLength: 700 }), fc.array(fc.nat(), { maxLength: 40 }), fc.boolean(), (raw, picks, bySeek) => {
+      const list = new TermPostings(8);
+      const held: { ordinal: number; title: number; tags: number; body: number }[] = [];
+      let ordinal = -1;
+      for (const { gap, title, tags, body } of raw) {
+        ordinal += gap;
+        const counts = { title, tags, body: title === 0 && tags === 0 && body === 0 ? 1 : body };
+        list.push(ordinal, counts.title, counts.tags, counts.body);
+        held.push({ ordinal, ...counts });
+      }
+      const last = held[held.length - 1].ordinal;
+      const targets = [...new Set(picks.map((p) => p % (last + 3)))].sort((a, b) => a - b);
+      const cursor = new PostingCursor(list);
+      for (const target of targets) {
+        const found = bySeek ? cursor.seek(target) : cursor.leap(target);
+        const expected = held.find((p) => p.ordinal >= target);
+        expect(found).toBe(expected?.ordinal === target);
+        if (!expected) {
+          expect(cursor.ordinal).toBe(Infinity);
+          break;
+        }
+        expect({ ordinal: cursor.ordinal, title: cursor.title, tags: cursor.tags, body: cursor.body }).toEqual(expected);
+      }
+      // And reading on from there gives the next postings in order.
+      if (cursor.ordinal !== Infinity) {
+        const at = held.findIndex((p) => p.ordinal === cursor.ordinal);
+        for (const next of held.slice(at + 1, at + 4)) {
+          expect(cursor.next()).toBe(true);
+          expect({ ordinal: cursor.ordinal, title: cursor.title, tags: cursor.tags, body: cursor.body }).toEqual(next);
+        }
+      }
+    }),
+    { numRuns: 400 },
+  );
 });

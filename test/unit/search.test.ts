@@ -3,6 +3,7 @@
 // (checked against SQLite's own), edit distance and typo correction.
 import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
+import fc from "fast-check";
 import { analyze, termVector } from "../../src/core/search/analyzer.ts";
 import { porterStem } from "../../src/core/search/porter.ts";
 import { MAX_QUERY_WORDS, STOPWORDS, queryWords, searchRequest } from "../../src/core/search/query.ts";
@@ -179,4 +180,25 @@ describe("typo correction", () => {
     expect(bestCorrection("dote", [{ term: "date", doc: 1 }, { term: "dots", doc: 9 }])).toBe("dots");
     expect(bestCorrection("cat", [{ term: "bat", doc: 1 }, { term: "car", doc: 7 }])).toBe("car");
   });
+});
+
+test("analyze: ASCII text read character by character gives the terms the word pattern gives, on any text", () => {
+  // The reference: every run of letters, digits and marks of the lower-cased text, through the general word path.
+  const WORD = /[\p{L}\p{N}\p{M}]+/gu;
+  const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
+  const reference = (text: string) =>
+    (text.toLowerCase().match(WORD) ?? []).flatMap((word) => {
+      if (/^[a-z]+$/.test(word)) {
+        const stem = porterStem(word);
+        return [stem.slice(0, 64)];
+      }
+      if (!CJK.test(word)) {
+        const plain = word.normalize("NFD").replace(/[\u0300-\u036f]/g, "").normalize("NFC");
+        return [(/^[a-z]+$/.test(plain) ? porterStem(plain) : plain).slice(0, 64)];
+      }
+      return analyze(word); // CJK runs: the general path itself (not what this test is about)
+    });
+  const pieces = fc.constantFrom("Running", "the", "DB's", "x86_64", "v2", "2024-11-25", "a".repeat(70), "b9".repeat(40), "e-mail", "Café", "straße", "\u212a", "İ", "naïve", "日本", "\u0301", "\t", "\n", ".", "  ");
+  const text = fc.array(fc.oneof(pieces, fc.string({ maxLength: 8 }), fc.string({ unit: "grapheme", maxLength: 3 })), { maxLength: 30 }).map((parts) => parts.join(parts.length % 2 === 0 ? " " : ""));
+  fc.assert(fc.property(text, (t) => expect(analyze(t)).toEqual(reference(t))), { numRuns: 3000 });
 });

@@ -4,13 +4,14 @@
 // (similar-memory.ts) answer what the database index's path (own-score.ts) does.
 import { expect, test } from "bun:test";
 import fc from "fast-check";
-import { termVector } from "../../src/core/search/analyzer.ts";
+import { analyze, termVector } from "../../src/core/search/analyzer.ts";
 import { rankInMemory } from "../../src/core/search/maxscore.ts";
 import { MemoryIndex } from "../../src/core/search/memory-index.ts";
 import { poolOf, rankSimilar, type SimilarQuery, type SimilarSource } from "../../src/core/search/own-score.ts";
 import { rankSimilarInMemory } from "../../src/core/search/similar-memory.ts";
 import { encodeVector, vectorTerms } from "../../src/core/search/vector.ts";
-import { SIMILAR_TERMS, similarTerms } from "../../src/core/similar.ts";
+import { SIMILAR_BODY_CHARS, SIMILAR_TERMS, similarTerms } from "../../src/core/similar.ts";
+import { STOPWORDS } from "../../src/core/search/query.ts";
 
 test("similarTerms: title terms first, then body terms by frequency, function words left out, capped", () => {
   expect(similarTerms("How to redirect the www domain", "htaccess rules: htaccess redirect with a 301, htaccess again")).toEqual([
@@ -25,6 +26,22 @@ test("similarTerms: title terms first, then body terms by frequency, function wo
   const long = Array.from({ length: 40 }, (_, i) => `w${i}x`).join(" ");
   expect(similarTerms("t", long).length).toBe(SIMILAR_TERMS);
   expect(similarTerms("the and of", "to a is")).toEqual([]);
+});
+
+test("similarTerms equals its definition (the content words' terms, analysed as one joined text) on any text", () => {
+  const WORD = /[\p{L}\p{N}\p{M}]+/gu;
+  const contentTerms = (text: string) => analyze((text.toLowerCase().match(WORD) ?? []).filter((word) => !STOPWORDS.has(word)).join(" "));
+  const definition = (title: string, body: string) => {
+    const terms: string[] = [];
+    for (const term of contentTerms(title)) if (!terms.includes(term)) terms.push(term);
+    const counts = new Map<string, number>();
+    for (const term of contentTerms(body.slice(0, SIMILAR_BODY_CHARS))) counts.set(term, (counts.get(term) ?? 0) + 1);
+    for (const [term] of [...counts].sort((a, b) => b[1] - a[1])) if (!terms.includes(term)) terms.push(term);
+    return terms.slice(0, SIMILAR_TERMS);
+  };
+  const pieces = fc.constantFrom("the", "How", "ÉCOLE", "İstanbul", "straße", "日本語の", "résumé", "x2", "Ωmega", "to", "a", "db's", "WAL", "  ", "-", "ǅ", "ﬁle", "\u0301");
+  const text = fc.array(fc.oneof(pieces, fc.string({ maxLength: 6 }), fc.string({ unit: "grapheme", maxLength: 4 })), { maxLength: 40 }).map((parts) => parts.join(" "));
+  fc.assert(fc.property(text, text, (title, body) => expect(similarTerms(title, body)).toEqual(definition(title, body))), { numRuns: 2000 });
 });
 
 const WORDS = Array.from({ length: 20 }, (_, i) => `s${i}q`);
@@ -116,7 +133,7 @@ test("the new note is never listed, and the first note of an empty commons finds
   expect(rankSimilarInMemory(index, query).own).toBeGreaterThan(0);
 });
 
-test("poolOf: the pool with the largest weights, ties to the largest key, ascending", () => {
+test("poolOf: the pool with the largest weights, ties to the largest key, ascending; items only reordered", () => {
   fc.assert(
     fc.property(fc.array(fc.tuple(fc.integer({ min: 0, max: 5 }), fc.integer({ min: 0, max: 4 })), { maxLength: 60 }), fc.integer({ min: 1, max: 12 }), (raw, pool) => {
       // Distinct items (keys = 100 - item, so the key order is the reverse of the item order) and few distinct weights (many ties).
@@ -127,7 +144,12 @@ test("poolOf: the pool with the largest weights, ties to the largest key, ascend
         .slice(0, pool)
         .map(([item]) => item)
         .sort((a, b) => a - b);
-      expect(poolOf(entries.length, (i) => entries[i][0], (i) => entries[i][1], pool, keyOf)).toEqual(expected);
+      const weights = new Float64Array(1000);
+      for (const [item, weight] of entries) weights[item] = weight;
+      const items = Int32Array.from(entries, ([item]) => item);
+      expect([...poolOf(items, entries.length, weights, pool, keyOf)]).toEqual(expected);
+      // Reordered in place, every item still held (the lookup zeroes its scratch through them).
+      expect([...items].sort((a, b) => a - b)).toEqual(entries.map(([item]) => item).sort((a, b) => a - b));
     }),
     { numRuns: 500 },
   );

@@ -9,7 +9,7 @@
 // is shared between connections or processes.
 import type { Fields } from "./analyzer.ts";
 import { weightedFrequencyOf } from "./ranking.ts";
-import { forEachTerm, readLengths } from "./vector.ts";
+import { forEachTermOf, lengthsOf, type IndexedVector } from "./vector.ts";
 
 /**
  * A cached largest weighted frequency stays a bound while the field averages
@@ -284,7 +284,46 @@ export class PostingCursor {
       }
       if (low > this.block) this.toBlock(low);
     }
-    while (this.next()) if (this.ordinal >= target) return this.ordinal === target;
+    // Up to the target, only the gaps are read (each posting's counts skipped, nothing stored per posting); its counts by next().
+    const list = this.list;
+    const data = list.data;
+    let at = this.at;
+    let ordinal = this.ordinal;
+    let read = this.read;
+    while (at < list.length) {
+      const start = at;
+      let v = data[at++];
+      if (v >= 128) {
+        v &= 127;
+        let shift = 7;
+        let byte: number;
+        do {
+          byte = data[at++];
+          v |= (byte & 127) << shift;
+          shift += 7;
+        } while (byte >= 128);
+      }
+      if (ordinal + (v >>> 2) >= target) {
+        this.at = start;
+        this.ordinal = ordinal;
+        this.read = read;
+        this.block = read >> BLOCK_SHIFT;
+        this.next();
+        return this.ordinal === target;
+      }
+      ordinal += v >>> 2;
+      read++;
+      if ((v & 3) === 3) {
+        // varint(body · 2 + f), then two more varints when f = 1
+        let more = data[at] & 1;
+        while (data[at++] >= 128);
+        for (; more > 0 && more < 3; more++) while (data[at++] >= 128);
+      }
+    }
+    this.at = at;
+    this.ordinal = Infinity;
+    this.read = read;
+    this.block = read >> BLOCK_SHIFT;
     return false;
   }
 
@@ -349,15 +388,15 @@ export class MemoryIndex {
     return this.ordinalOfKey.has(key);
   }
 
-  /** Adds a note from its stored vector; false (and nothing changes) when the key is already held. */
-  add(key: number, vector: string): boolean {
+  /** Adds a note from its vector; false (and nothing changes) when the key is already held. */
+  add(key: number, vector: IndexedVector): boolean {
     if (this.ordinalOfKey.has(key)) return false;
     const ordinal = this.newOrdinal(key);
-    const lengths = readLengths(vector);
+    const lengths = lengthsOf(vector);
     this.fieldLengths.set(lengths, 3 * ordinal);
     for (let f = 0; f < 3; f++) this.lengthSums[f] += lengths[f];
     this.notes++;
-    forEachTerm(vector, (term, title, tags, body) => {
+    forEachTermOf(vector, (term, title, tags, body) => {
       let postings = this.terms.get(term);
       if (!postings) {
         this.newTerm(term, (postings = new TermPostings(8)));
@@ -382,7 +421,7 @@ export class MemoryIndex {
     this.removed++;
     this.notes--;
     for (let f = 0; f < 3; f++) this.lengthSums[f] -= this.fieldLengths[3 * ordinal + f];
-    forEachTerm(vector, (term) => {
+    forEachTermOf(vector, (term) => {
       const postings = this.terms.get(term);
       if (postings) postings.notes--;
     });

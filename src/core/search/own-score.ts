@@ -91,30 +91,36 @@ export function reachPerTerm(rarest: SimilarTerm[], reach: number): number[] {
 }
 
 /**
- * The pool (step 2): of `count` reached holders (`itemAt(i)`, `weightAt(i)`:
- * their summed scores for the terms that reached them), the `pool` with the largest weight, then the largest key
- * (the newest); ascending by item.
+ * The pool (step 2): of the first `count` of `items` (each weighed by
+ * `weights[item]`, its summed score for the terms that reached it), the
+ * `pool` with the largest weight, then the largest key (the newest);
+ * ascending by item. Quickselect over typed arrays: the lookup runs on every
+ * write, and a replay loop ties thousands of holders at the cut.
  */
-export function poolOf(count: number, itemAt: (i: number) => number, weightAt: (i: number) => number, pool: number, keyOf: (item: number) => number = (item) => item): number[] {
-  if (count <= pool) return Array.from({ length: count }, (_, i) => itemAt(i)).sort((a, b) => a - b);
-  const weights = new Float64Array(count);
-  for (let i = 0; i < count; i++) weights[i] = weightAt(i);
-  const cut = largest(weights.slice(), pool);
-  const chosen: number[] = [];
-  const tied: number[] = [];
+export function poolOf(items: Int32Array, count: number, weights: Float64Array, pool: number, keyOf: (item: number) => number): Int32Array {
+  if (count <= pool) return items.slice(0, count).sort();
+  // The weights read once into a dense array: the selections below then run in cache.
+  const dense = new Float64Array(count);
+  for (let i = 0; i < count; i++) dense[i] = weights[items[i]];
+  const cut = largest(dense.slice(), pool);
+  const chosen = new Int32Array(pool);
+  let size = 0;
+  const tied = new Int32Array(count);
+  let ties = 0;
   for (let i = 0; i < count; i++) {
-    if (weights[i] > cut) chosen.push(itemAt(i));
-    else if (weights[i] === cut) tied.push(itemAt(i));
+    if (dense[i] > cut) chosen[size++] = items[i];
+    else if (dense[i] === cut) tied[ties++] = items[i];
   }
   // Of the notes tied at the cut, the newest (largest keys; keys are distinct) fill the pool.
-  const room = pool - chosen.length;
-  if (tied.length <= room) chosen.push(...tied);
+  const room = pool - size;
+  if (ties <= room) for (let t = 0; t < ties; t++) chosen[size++] = tied[t];
   else {
-    const keys = Float64Array.from(tied, keyOf);
+    const keys = new Float64Array(ties);
+    for (let t = 0; t < ties; t++) keys[t] = keyOf(tied[t]);
     const newest = largest(keys.slice(), room);
-    for (let t = 0; t < tied.length; t++) if (keys[t] >= newest) chosen.push(tied[t]);
+    for (let t = 0; t < ties; t++) if (keys[t] >= newest) chosen[size++] = tied[t];
   }
-  return chosen.sort((a, b) => a - b);
+  return chosen.subarray(0, size).sort();
 }
 
 /** The n-th largest of `values` (1 ≤ n ≤ length; `values` is reordered): quickselect. */
@@ -184,9 +190,11 @@ export async function rankSimilar(source: SimilarSource, { terms, vector, limit,
     }
     return weight;
   };
-  // Step 2: the pool, scored exactly.
+  // Step 2: the pool, scored exactly (poolOf picks among positions in `reached`).
+  const weights = Float64Array.from(reached, weightOf);
+  const picked = Array.from(poolOf(Int32Array.from(reached.keys()), reached.length, weights, pool, (i) => reached[i]), (i) => reached[i]);
   const top = new TopK(limit);
-  for (const key of poolOf(reached.length, (i) => reached[i], (i) => weightOf(reached[i]), pool)) {
+  for (const key of picked.sort((a, b) => a - b)) {
     const score = scoreVector(vectors.get(key)!, stats.query, stats.averages);
     if (score >= floor) top.offer(key, score);
   }

@@ -32,6 +32,13 @@ function newestLive(list: TermPostings, live: Uint8Array, take: number): [cursor
   }
 }
 
+/**
+ * A term's postings are walked whole for the pool when they are at most this
+ * many per candidate, else each candidate is leapt to: a leap decodes about
+ * half a block of BLOCK postings.
+ */
+const WALK_PER_CANDIDATE = 48;
+
 /** The lookup on the in-memory postings: what rankSimilar (own-score.ts) answers on the database index. */
 export function rankSimilarInMemory(index: MemoryIndex, { terms, vector, limit, minShare, reach, pool }: SimilarQuery): SimilarRanking {
   const stats = similarStats({ notes: index.notes, lengthSums: index.lengthSums }, (term) => index.notesWith(term), terms, vector);
@@ -57,9 +64,7 @@ export function rankSimilarInMemory(index: MemoryIndex, { terms, vector, limit, 
       accumulators[ordinal] += idf * saturate(weightedFrequencyOf(cursor.title, cursor.tags, cursor.body, lengths[o], lengths[o + 1], lengths[o + 2], stats.averages));
     }
   }
-  const candidates = Int32Array.from(
-    poolOf(reached, (t) => touched[t], (t) => accumulators[touched[t]], pool, (ordinal) => index.keyOf(ordinal)),
-  );
+  const candidates = poolOf(touched, reached, accumulators, pool, (ordinal) => index.keyOf(ordinal));
   for (let t = 0; t < reached; t++) accumulators[touched[t]] = 0;
   if (candidates.length === 0) return { own, ranked: [] };
   // Step 2: the pool scored exactly, term at a time, summed in query-term order (every scorer's float); terms only the new note holds add nothing.
@@ -68,12 +73,17 @@ export function rankSimilarInMemory(index: MemoryIndex, { terms, vector, limit, 
     const list = others > 0 ? index.postings(term) : undefined;
     if (!list) continue;
     const cursor = new PostingCursor(list);
-    for (let c = 0; c < candidates.length; c++) {
-      const ordinal = candidates[c];
-      if (!cursor.leap(ordinal)) continue;
-      const o = 3 * ordinal;
+    const add = (c: number) => {
+      const o = 3 * candidates[c];
       scores[c] += idf * saturate(weightedFrequencyOf(cursor.title, cursor.tags, cursor.body, lengths[o], lengths[o + 1], lengths[o + 2], stats.averages));
-    }
+    };
+    if (list.size <= WALK_PER_CANDIDATE * candidates.length) {
+      // A short list (the rarer terms): walked once beside the ascending candidates.
+      for (let c = 0; c < candidates.length && cursor.next(); ) {
+        while (c < candidates.length && candidates[c] < cursor.ordinal) c++;
+        if (c < candidates.length && candidates[c] === cursor.ordinal) add(c++);
+      }
+    } else for (let c = 0; c < candidates.length; c++) if (cursor.leap(candidates[c])) add(c);
   }
   const top = new TopK(limit);
   for (let c = 0; c < candidates.length; c++) if (scores[c] >= floor) top.offer(index.keyOf(candidates[c]), scores[c]);

@@ -4,7 +4,22 @@
 // its body count when it is in the body only, the common case). Terms hold
 // only letters, digits and marks, so a space and a colon delimit them, and a
 // query term is found with one indexOf instead of parsing the whole vector.
-import type { Fields, TermVector } from "./analyzer.ts";
+import { termVector, type Fields, type TermVector } from "./analyzer.ts";
+
+/**
+ * A note's term vector analysed once per write (core/service.ts) and handed
+ * to both the similar-notes lookup and the store: the counts and their
+ * stored form.
+ */
+export interface NoteVector {
+  terms: TermVector;
+  encoded: string;
+}
+
+export function noteVector(title: string, tags: string[], body: string): NoteVector {
+  const terms = termVector(title, tags, body);
+  return { terms, encoded: encodeVector(terms) };
+}
 
 export function encodeVector({ lengths, counts }: TermVector): string {
   let out = lengths.join(",");
@@ -51,6 +66,21 @@ export function vectorTerms(vector: string): string[] {
   const terms: string[] = [];
   for (const entry of vector.split(" ").slice(1)) terms.push(entry.slice(0, entry.lastIndexOf(":")));
   return terms;
+}
+
+/**
+ * A vector as the in-memory postings take it: stored (a string read from the
+ * database) or as this process analysed it for its own write (no parsing, and
+ * its terms are the analyser's strings, hashed already).
+ */
+export type IndexedVector = string | TermVector;
+
+export const lengthsOf = (vector: IndexedVector): Fields<number> => (typeof vector === "string" ? readLengths(vector) : vector.lengths);
+
+/** forEachTerm for either form. */
+export function forEachTermOf(vector: IndexedVector, each: (term: string, title: number, tags: number, body: number) => void): void {
+  if (typeof vector === "string") return forEachTerm(vector, each);
+  for (const [term, counts] of vector.counts) each(term, counts[0], counts[1], counts[2]);
 }
 
 /** Calls `each` with every term of a stored vector and its counts per field (title, tags, body), in stored order. */

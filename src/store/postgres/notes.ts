@@ -177,7 +177,7 @@ export class PostgresNotes {
     isDuplicate: (latest: { title: string; body: string; tags: string[] }) => boolean,
     completion?: IdempotencyCompletion<NoteRecord | { duplicateOf: string } | SupersedeRefusal>,
   ): Promise<NoteRecord | { duplicateOf: string } | SupersedeRefusal> {
-    const vector = noteVector(note.title, note.tags, note.body);
+    const vector = note.vector?.encoded ?? noteVector(note.title, note.tags, note.body);
     if (!note.supersedes && !completion) {
       const made = await this.createPlain(note, vector, isDuplicate);
       if (made) return made;

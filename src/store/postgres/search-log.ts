@@ -11,6 +11,7 @@
 // docs/design.md, "Search".
 import type { SQL as BunSQL } from "bun";
 import type { MemoryIndex } from "../../core/search/memory-index.ts";
+import type { IndexedVector } from "../../core/search/vector.ts";
 import { netChanges, type BuildPlan, type LogChanges, type SearchLog } from "../search-follower.ts";
 
 /** Corpora of at most this many notes are built before migrate() returns; larger ones in the background. */
@@ -104,7 +105,7 @@ export class PostgresSearchLog implements SearchLog<string> {
   }
 
   /** One statement when the changes fit a page (the usual case); else the pages of one REPEATABLE READ transaction. */
-  async changesSince(from: string, written: ReadonlyMap<number, string>): Promise<LogChanges<string> | null> {
+  async changesSince(from: string, written: ReadonlyMap<number, IndexedVector>): Promise<LogChanges<string> | null> {
     const own = `{${[...written.keys()].join(",")}}`;
     const first = await changePage(this.client, from, FIRST_PAGE, own);
     if (first.filter((row) => row.seq !== null).length < LOG_PAGE) return collect(first, written);
@@ -122,7 +123,7 @@ export class PostgresSearchLog implements SearchLog<string> {
   }
 }
 
-function collect(rows: ChangeRow[], written: ReadonlyMap<number, string>): LogChanges<string> | null {
+function collect(rows: ChangeRow[], written: ReadonlyMap<number, IndexedVector>): LogChanges<string> | null {
   if (rows[0].trimmed) return null;
   const logged = rows
     .filter((row) => row.seq !== null)

@@ -8,6 +8,7 @@
 // would not fit SEARCH_MEMORY_MB, search runs on the FTS5 index (search.ts).
 import { Database } from "bun:sqlite";
 import { MemoryIndex } from "../../core/search/memory-index.ts";
+import type { IndexedVector } from "../../core/search/vector.ts";
 import { netChanges, SearchFollower, type BuildPlan, type LogChanges, type SearchLog } from "../search-follower.ts";
 
 /** Corpora up to this many postings are loaded before migrate() returns; larger ones in the background. */
@@ -29,8 +30,16 @@ export function sqliteMemorySearch(sqlite: Database, budgetBytes: number, loadNo
   return new SearchFollower(new SqliteSearchLog(sqlite, loadNowPostings), budgetBytes, { followEverySearch: true });
 }
 
+/** What had changed when the log was last read: rows this connection changed (total_changes()), and other connections' commits (data_version). */
+interface Changed {
+  own: number;
+  others: number;
+}
+
 class SqliteSearchLog implements SearchLog<number> {
   private statements?: ReturnType<SqliteSearchLog["prepare"]>;
+  /** Where the last read of the log ended, and what had changed then. */
+  private lastRead: { position: number; changed: Changed } | null = null;
 
   constructor(
     private readonly sqlite: Database,
@@ -43,6 +52,7 @@ class SqliteSearchLog implements SearchLog<number> {
     return {
       since: sqlite.query<LogRow, [number, number]>("SELECT seq, pk, removed FROM search_log WHERE seq > ?1 ORDER BY seq LIMIT ?2"),
       oldest: sqlite.query<{ seq: number | null }, []>("SELECT min(seq) AS seq FROM search_log"),
+      changed: sqlite.query<Changed, []>("SELECT total_changes() AS own, (SELECT data_version FROM pragma_data_version) AS others"),
       vectorOf: sqlite.query<{ vector: string }, [number]>("SELECT vector FROM search_vectors WHERE pk = ?"),
       size: sqlite.query<{ postings: number; terms: number; notes: number }, []>(
         "SELECT (SELECT coalesce(sum(notes), 0) FROM search_terms) AS postings, (SELECT count(DISTINCT term) FROM search_terms) AS terms, (SELECT notes FROM search_totals) AS notes",
@@ -72,8 +82,18 @@ class SqliteSearchLog implements SearchLog<number> {
    * The log rows written after `from`, in one read transaction (the vectors
    * read are those of the same snapshot), reduced to the net change per key.
    */
-  changesSince(from: number, written: ReadonlyMap<number, string>): LogChanges<number> | null {
+  changesSince(from: number, written: ReadonlyMap<number, IndexedVector>): LogChanges<number> | null {
     const own = !this.sqlite.inTransaction;
+    // Every search and similar-notes lookup catches up first: when no row was
+    // changed since the last read, by this connection or by a commit of any
+    // other, there is nothing to read, and the transaction and query are skipped.
+    const changed = own ? this.s.changed.get()! : null;
+    const last = this.lastRead;
+    this.lastRead = null;
+    if (changed && written.size === 0 && last?.position === from && last.changed.own === changed.own && last.changed.others === changed.others) {
+      this.lastRead = last;
+      return { position: from, changes: [] };
+    }
     if (own) this.sqlite.exec("BEGIN");
     try {
       const rows: LogRow[] = [];
@@ -91,6 +111,7 @@ class SqliteSearchLog implements SearchLog<number> {
         removed: change.firstRemoved,
         added: change.added ? (written.get(key) ?? this.s.vectorOf.get(key)?.vector ?? null) : null,
       }));
+      if (changed) this.lastRead = { position: seq, changed };
       return { position: seq, changes };
     } finally {
       if (own) this.sqlite.exec("COMMIT");

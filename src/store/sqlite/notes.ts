@@ -157,8 +157,9 @@ export class SqliteNotes implements CommitHooks {
         if (older.contributorNo !== note.contributorNo) return this.idempotency.answered(completion, { supersedeForbidden: true });
         if (older.supersededBy !== null) return this.idempotency.answered(completion, { alreadySupersededBy: older.supersededBy });
       }
-      const row = this.statements().insert.get({ ...note, tags: JSON.stringify(note.tags), supersedes: note.supersedes ?? null })!;
-      this.searchIndex.add({ pk: row.pk, title: note.title, tags: note.tags, body: note.body });
+      const { vector: _, ...fields } = note;
+      const row = this.statements().insert.get({ ...fields, tags: JSON.stringify(note.tags), supersedes: note.supersedes ?? null })!;
+      this.searchIndex.add({ pk: row.pk, title: note.title, tags: note.tags, body: note.body, vector: note.vector });
       this.searchIndex.tags.add(row.pk, note.tags, 0, note.createdAt);
       if (older && note.supersedes) {
         this.statements().markSuperseded.run(older.pk, note.id);

@@ -7,7 +7,6 @@
 // each term is folded from the log in batches and read exactly
 // (term-counts.ts). Ranking itself is src/core/search/ranking.ts.
 import type { Database } from "bun:sqlite";
-import { termVector } from "../../core/search/analyzer.ts";
 import { rankInMemory } from "../../core/search/maxscore.ts";
 import type { MemoryIndex } from "../../core/search/memory-index.ts";
 import { queryTerms, resultOrder, searchNotes, type SearchRequest, type SearchSource } from "../../core/search/query.ts";
@@ -15,7 +14,7 @@ import { rankSimilar, type SimilarQuery } from "../../core/search/own-score.ts";
 import { rankTopK, TIERS, tierOf, type CorpusStats, type Ranked, type TermAt } from "../../core/search/ranking.ts";
 import { rankSimilarInMemory } from "../../core/search/similar-memory.ts";
 import { MEMORY_DIRECT_COST, rankTagged, type TaggedRanking } from "../../core/search/tagged.ts";
-import { encodeVector, readLengths, termCount } from "../../core/search/vector.ts";
+import { noteVector, readLengths, termCount, type IndexedVector, type NoteVector } from "../../core/search/vector.ts";
 import type { SearchFollower } from "../search-follower.ts";
 import { sqliteMemorySearch } from "./memory-search.ts";
 import { SqliteNoteTags } from "./note-tags.ts";
@@ -57,6 +56,8 @@ interface IndexedNote {
   title: string;
   tags: string[];
   body: string;
+  /** Its term vector, when analysed already. */
+  vector?: NoteVector;
 }
 
 /** Statements of one connection, prepared on first use (after migrations). */
@@ -126,7 +127,7 @@ export class SqliteSearch implements SearchSource {
   private readonly fts: FtsBatch;
 
   /** Vectors indexed by the current write batch, by key: the in-memory postings take them after COMMIT. */
-  private readonly written = new Map<number, string>();
+  private readonly written = new Map<number, IndexedVector>();
 
   /** After a write batch's COMMIT. */
   committed(): void {
@@ -177,14 +178,13 @@ export class SqliteSearch implements SearchSource {
 
   /** Indexes a note; call inside the transaction that inserts it. */
   add(note: IndexedNote): void {
-    const vector = termVector(note.title, note.tags, note.body);
+    const { terms: vector, encoded } = note.vector ?? noteVector(note.title, note.tags, note.body);
     const tiers = Array.from({ length: TIERS }, () => [] as string[]);
     for (const [term, counts] of vector.counts) tiers[tierOf(counts, vector.lengths)].push(term);
     const s = this.s;
     this.fts.add(note.pk, tiers.map((terms) => terms.join(" ")));
-    const encoded = encodeVector(vector);
     s.insertVector.run(note.pk, encoded);
-    this.written.set(note.pk, encoded);
+    this.written.set(note.pk, vector);
     s.addTotals.run(1, ...vector.lengths);
     this.termCounts.added(note.pk, this.logChange(note.pk, null, vector.counts.size), tiers);
   }

@@ -9,6 +9,7 @@ import type { Counts, Readiness, Store } from "../types.ts";
 import { SqliteComments } from "./comments.ts";
 import { isUnavailableError, openDatabase, type Durability } from "./connection.ts";
 import { SqliteContributors } from "./contributors.ts";
+import { WalCheckpointer } from "./checkpointer.ts";
 import { GroupCommit } from "./group-commit.ts";
 import { migrateDatabase, migrationsCurrent } from "./migrate.ts";
 import { DEFAULT_NOTE_CACHE_BYTES, SqliteNotes } from "./notes.ts";
@@ -45,6 +46,8 @@ export class SqliteStore extends ComposedStore implements Store {
   readonly sqlite: Database;
   private readonly db: BunSQLiteDatabase<typeof schema>;
   private readonly commit: GroupCommit;
+  /** WAL checkpoints in a worker thread, off the request path (checkpointer.ts). */
+  readonly checkpointer: WalCheckpointer;
   protected readonly outbox: SqliteOutbox;
   /** The search index, written in the same transactions as the notes (see search.ts). */
   readonly searchIndex: SqliteSearch;
@@ -59,9 +62,12 @@ export class SqliteStore extends ComposedStore implements Store {
     super();
     this.sqlite = openDatabase(options.dataDir, options.durability);
     this.db = drizzle(this.sqlite, { schema });
+    this.checkpointer = new WalCheckpointer(this.sqlite, options.durability === "full" ? "FULL" : "NORMAL");
     // The notes (to announce note changes) and the search index (to follow them in memory) hear of each batch's COMMIT; both are made just below.
     this.commit = new GroupCommit(this.sqlite, {
       committed: () => {
+        // First, so the worker copies pages back while the rest runs.
+        this.checkpointer.committed();
         this.notes.committed();
         this.searchIndex.committed();
       },
@@ -135,6 +141,7 @@ export class SqliteStore extends ComposedStore implements Store {
 
   async close(): Promise<void> {
     this.searchIndex.memory.close();
+    await this.checkpointer.close();
     try {
       this.sqlite.exec("PRAGMA optimize");
     } catch {
