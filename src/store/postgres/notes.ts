@@ -12,6 +12,7 @@
 import type { ReservedSQL, SQL as BunSQL } from "bun";
 import type { DeleteOutcome, IdempotencyCompletion, NewNote, NoteRecord, OwnNoteRecord, SearchRequest, SimilarQuery, SimilarRecord, SupersedeRefusal } from "../types.ts";
 import { resultOrder } from "../../core/search/query.ts";
+import type { IndexedVector } from "../../core/search/vector.ts";
 import { BoundedCache } from "../bounded-cache.ts";
 import { NOTE_CACHE_ENTRIES, noteRecordBytes, sameNoteRecord } from "../note-records.ts";
 import { CoalescedReads, textArray } from "./coalesced-reads.ts";
@@ -97,7 +98,7 @@ const latestBytes = (latest: Latest) => (latest.note ? 4 * (latest.note.title.le
 /** What a committed write hands this replica's postings: the log rows' newest seq and the vectors it added. */
 interface Logged {
   seq: number;
-  added: Map<number, string>;
+  added: Map<number, IndexedVector>;
 }
 
 export class PostgresNotes {
@@ -224,7 +225,7 @@ export class PostgresNotes {
         )
         SELECT note.pk, note.score, note.comment_count, logged.seq FROM note, logged`;
       const [row] = (await (last ? commitWith(insert) : insert)) as { pk: string; score: number; comment_count: number; seq: string }[];
-      const logged: Logged = { seq: Number(row.seq), added: new Map([[Number(row.pk), vector]]) };
+      const logged: Logged = { seq: Number(row.seq), added: new Map([[Number(row.pk), note.vector?.terms ?? vector]]) };
       if (older) {
         // The older note leaves search: its vector, its tags, a remove row in the log (as a delete writes).
         const [gone] = (await tx`
@@ -264,7 +265,7 @@ export class PostgresNotes {
                ${encodeText(note.title)}, ${encodeText(note.body)}, ${textArray(note.tags)}::text[], ${note.createdAt}::bigint, ${vector})`) as CreateRow[];
       if (row.pk !== null) {
         const pk = Number(row.pk);
-        this.written({ seq: Number(row.seq), added: new Map([[pk, vector]]) });
+        this.written({ seq: Number(row.seq), added: new Map([[pk, note.vector?.terms ?? vector]]) });
         const record = createdRecord(note, row.score!, row.comment_count!);
         this.rememberLatest(record, pk);
         return record;
