@@ -121,9 +121,23 @@ export class Cairn {
     return this.presentedKey(authorization)?.known;
   }
 
+  /**
+   * The contributor number behind an Authorization header: at once when the
+   * key is remembered (no promise to wait for), else as authenticate() finds
+   * it. The key is hashed once either way (on PostgreSQL, which never
+   * remembers a key, asking rememberedContributor first hashed it twice).
+   */
+  contributorFor(authorization: string | null | undefined): number | Promise<number> {
+    const key = this.presentedKey(authorization);
+    return key?.known !== undefined ? key.known : this.authenticateKey(key);
+  }
+
   /** The contributor number behind an Authorization header; one answer for every failure. */
   async authenticate(authorization: string | null | undefined): Promise<number> {
-    const key = this.presentedKey(authorization);
+    return this.authenticateKey(this.presentedKey(authorization));
+  }
+
+  private async authenticateKey(key: ReturnType<Cairn["presentedKey"]>): Promise<number> {
     if (key === null) throw unauthorized();
     if (key.known !== undefined) return key.known;
     const digest = Buffer.from(key.digestText, "base64"); // the same digest as bytes, not hashed again
@@ -139,9 +153,7 @@ export class Cairn {
 
   /**
    * The key in an Authorization header, its digest, and the contributor it is
-   * remembered for (if any); null when the header cannot hold a key. (A key
-   * not yet remembered is hashed twice when the HTTP layer asks
-   * rememberedContributor first: once per key and generation.)
+   * remembered for (if any); null when the header cannot hold a key.
    */
   private presentedKey(authorization: string | null | undefined) {
     const token = bearerToken(authorization);

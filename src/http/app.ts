@@ -115,7 +115,8 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
     // derive runs before schema validation: an anonymous caller gets 401, never a validation hint.
     .derive({ as: "scoped" }, async ({ request }) => {
       const authorization = request.headers.get("authorization");
-      return { contributorNo: cairn.rememberedContributor(authorization) ?? (await cairn.authenticate(authorization)) };
+      const found = cairn.contributorFor(authorization);
+      return { contributorNo: typeof found === "number" ? found : await found };
     })
     .get("/v1/me", ({ contributorNo }) => cairn.me(contributorNo), {
       response: { 200: S.MeResponse, 401: S.ErrorBody, 500: S.ErrorBody, 503: S.ErrorBody },

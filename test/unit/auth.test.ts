@@ -185,6 +185,20 @@ describe("remembered keys (src/core/known-keys.ts, src/store/sqlite/change-signa
     expect(cairn.rememberedContributor(`Bearer ${keyE}`)).toBeUndefined(); // failures are never remembered
   });
 
+  test("contributorFor: a remembered key at once (a number, no promise), any other as authenticate answers", async () => {
+    const keyF = prefix + randomTail(keyA.length - KEY_PREFIX_LENGTH);
+    const created = await store.createContributor({ email: "f@example.org", keyPrefix: prefix, keyDigest: digestKey(keyF), createdAt: Date.now() });
+    const first = cairn.contributorFor(`Bearer ${keyF}`);
+    expect(first).toBeInstanceOf(Promise); // not checked yet
+    expect(await first).toBe(created.contributorNo);
+    expect(cairn.contributorFor(`Bearer ${keyF}`)).toBe(created.contributorNo);
+    for (const header of [null, "", `Basic ${keyF}`, `Bearer ${keyF}x`]) {
+      await expect(Promise.resolve(cairn.contributorFor(header))).rejects.toMatchObject({ code: "unauthorized" });
+    }
+    await store.setActive(created.contributorNo, false);
+    await expect(Promise.resolve(cairn.contributorFor(`Bearer ${keyF}`))).rejects.toMatchObject({ code: "unauthorized" });
+  });
+
   test("a revoke committed by another process is seen on the next call", async () => {
     expect(await outcome(keyB)).toBe(noB);
     const storeModule = JSON.stringify(`${import.meta.dir}/../../src/store/sqlite/store.ts`);
