@@ -77,6 +77,11 @@ for (const { name, minOps, maxOps, runs } of cases) test(`MaxScore over the post
         const even = (key: number) => key % 2 === 0;
         const filtered = rankInMemory(index, distinct, k, (ordinal) => even(index.keyOf(ordinal))).sort((a, b) => b.score - a.score || a.key - b.key);
         expect(filtered).toEqual(exhaustive(live, distinct, k, even));
+        // Windows of a few ordinals: many windows per query, blocks straddling them, the seed windows out of order.
+        for (const shift of [2, 5]) {
+          expect(rankInMemory(index, distinct, k, undefined, shift).sort((a, b) => b.score - a.score || a.key - b.key)).toEqual(served);
+          expect(rankInMemory(index, distinct, k, (ordinal) => even(index.keyOf(ordinal)), shift).sort((a, b) => b.score - a.score || a.key - b.key)).toEqual(filtered);
+        }
       }
     }),
     { numRuns: runs },
