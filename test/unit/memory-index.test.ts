@@ -116,3 +116,40 @@ test("vocabulary: the terms of live notes in a range, with their note counts, th
   index.compact();
   expect(sorted(index.vocabulary("zq", "zr"))).toEqual(expected("zq", "zr"));
 });
+
+// Query words in the body only, mostly 1-3 times (the postings' one-byte form), titles and tags of other words.
+const tieNoteArb = fc.record({
+  title: fc.array(fc.constantFrom(...WORDS.slice(20)), { minLength: 1, maxLength: 4 }).map((words) => words.join(" ")),
+  tags: fc.constant([] as string[]),
+  body: fc.array(fc.constantFrom(...WORDS.slice(0, 8), ...WORDS.slice(20)), { minLength: 1, maxLength: 12 }).map((words) => words.join(" ")),
+});
+
+test("MaxScore keeps every note tied with the k-th: corpora of a few notes repeated (scores tie exactly at the bounds' margins)", () => {
+  fc.assert(
+    fc.property(
+      fc.array(fc.tuple(tieNoteArb, fc.integer({ min: 1, max: 400 })), { minLength: 1, maxLength: 4 }),
+      fc.array(fc.tuple(fc.array(fc.constantFrom(...WORDS.slice(0, 8)), { minLength: 1, maxLength: 3 }), fc.integer({ min: 1, max: 12 })), { minLength: 1, maxLength: 4 }),
+      (templates, queries) => {
+        const index = new MemoryIndex();
+        const live = new Map<number, string>();
+        let key = 1;
+        // Interleaved, so that each template's copies spread over many blocks and windows.
+        const left = templates.map(([, copies]) => copies);
+        while (left.some((n) => n > 0)) {
+          templates.forEach(([note], t) => {
+            if (left[t]-- <= 0) return;
+            const vector = encodeVector(termVector(note.title, note.tags, note.body));
+            index.add(key, vector);
+            live.set(key++, vector);
+          });
+        }
+        for (const [terms, k] of queries) {
+          const distinct = [...new Set(terms)];
+          const expected = exhaustive(live, distinct, k);
+          for (const shift of [2, 5, 12]) expect(rankInMemory(index, distinct, k, undefined, shift).sort((a, b) => b.score - a.score || a.key - b.key)).toEqual(expected);
+        }
+      },
+    ),
+    { numRuns: 60 },
+  );
+});

@@ -60,6 +60,10 @@ class Lane {
   at = 0;
   read = 0;
   previous = -1;
+  /** Per block, what the term adds at most to a note of it (filled by windowMaxima). */
+  bounds: Float64Array = EMPTY;
+  /** A second, undecoding walker: the block of the last note whose bound was asked. */
+  shallow = 0;
 
   constructor(
     list: TermPostings,
@@ -77,7 +81,7 @@ class Lane {
     this.blocks = Math.ceil(list.size / (1 << BLOCK_SHIFT));
   }
 
-  /** What the term adds at most to a note of block `block`. */
+  /** What the term adds at most to a note of block `block` (computed from the stored block maximum: see `bounds` for the array). */
   blockBound(block: number): number {
     const blockMax = this.blockMax;
     return blockMax !== null && block < blockMax.length ? this.weight * saturate(blockMax[block] * this.drift) : this.bound;
@@ -104,6 +108,33 @@ class Lane {
     return target <= this.last ? this.complete : this.blocks;
   }
 
+  /** The bound of the block `ordinal` would be in (0 past the last posting), from the shallow walker (ordinals asked in ascending order). */
+  boundAt(ordinal: number): number {
+    let block = this.shallow;
+    const skips = this.skips;
+    while (block < this.complete && skips![2 * block] < ordinal) block++;
+    if (block === this.complete && ordinal > this.last) block = this.blocks;
+    this.shallow = block;
+    return block < this.blocks ? this.bounds[block] : 0;
+  }
+
+  /** The largest bound of the blocks holding ordinals in [first, last] (ascending ranges, with boundAt's walker). */
+  rangeBound(first: number, last: number): number {
+    const skips = this.skips;
+    const complete = this.complete;
+    let block = this.shallow;
+    while (block < complete && skips![2 * block] < first) block++;
+    if (block === complete && first > this.last) block = this.blocks;
+    this.shallow = block;
+    if (block >= this.blocks) return 0;
+    let bound = this.bounds[block];
+    while (block < complete && skips![2 * block] < last) {
+      block++;
+      if (block < this.blocks && this.bounds[block] > bound) bound = this.bounds[block];
+    }
+    return bound;
+  }
+
   /** Moves the cursor to the first posting of block `block`. */
   toBlock(block: number): void {
     if (block === 0) {
@@ -126,13 +157,36 @@ class Lane {
   }
 }
 
-/** Ranking's per-query scratch, kept by the index between queries (see MemoryIndex.scratch). */
-interface Window {
+const EMPTY = new Float64Array(0);
+
+/** Ranking's scratch, kept by the index between queries (MemoryIndex.rankingScratch). */
+interface Scratch {
   /** Partial scores of the window's notes by ordinal - window start (all zero between windows). */
   scores: Float64Array;
   touched: Int32Array;
+  /** The window's candidates (ascending ordinals), their partial sums, and what the terms not yet added give them at most. */
   candidates: Int32Array;
   partial: Float64Array;
+  remaining: Float64Array;
+  /** The lanes' block bounds, one after the other. */
+  bounds: Float64Array;
+}
+
+function scratchOf(index: MemoryIndex, window: number, blocks: number): Scratch {
+  let scratch = index.rankingScratch as Scratch | null;
+  if (!scratch || scratch.scores.length < window) {
+    scratch = {
+      scores: new Float64Array(window),
+      touched: new Int32Array(window),
+      candidates: new Int32Array(window),
+      partial: new Float64Array(window),
+      remaining: new Float64Array(window),
+      bounds: scratch?.bounds ?? EMPTY,
+    };
+  }
+  if (scratch.bounds.length < blocks) scratch.bounds = new Float64Array(Math.max(blocks, 2 * scratch.bounds.length));
+  index.rankingScratch = scratch;
+  return scratch;
 }
 
 /**
@@ -177,6 +231,12 @@ export function rankInMemory(index: MemoryIndex, terms: string[], k: number, acc
     return new Lane(list, weights[i], drift, weights[i] * saturate(list.maxWeighted * drift));
   });
 
+  const scratch = scratchOf(index, 1 << windowShift, lanes.reduce((sum, lane) => sum + lane.blocks, 0));
+  let offset = 0;
+  for (const lane of lanes) {
+    lane.bounds = scratch.bounds.subarray(offset, offset + lane.blocks);
+    offset += lane.blocks;
+  }
   // Each term's bound per window, and their sum.
   const windows = Math.ceil(index.ordinals / (1 << windowShift));
   const windowBounds = new Float64Array(m * windows);
@@ -186,7 +246,6 @@ export function rankInMemory(index: MemoryIndex, terms: string[], k: number, acc
     for (let w = 0; w < windows; w++) windowSums[w] += windowBounds[t * windows + w];
   }
 
-  const scratch = index.windowScratch(1 << windowShift);
   const state: Ranking = {
     index,
     windowShift,
@@ -234,15 +293,17 @@ interface Ranking {
   finalScores: number[];
   /** Scratch: the terms of a window by bound. */
   order: Int32Array;
-  scratch: Window;
+  scratch: Scratch;
 }
 
-/** Into `into` from `offset`: per window, the largest block bound of the lane among the blocks overlapping it. */
+/** The lane's block bounds into `lane.bounds`, and into `into` from `offset`: per window, the largest among the blocks overlapping it. */
 function windowMaxima(lane: Lane, shift: number, into: Float64Array, offset: number): void {
+  const bounds = lane.bounds;
   for (let block = 0; block < lane.blocks; block++) {
     const first = block === 0 ? 0 : lane.skips![2 * block - 2] + 1;
     const last = lane.blockLast(block);
     const bound = lane.blockBound(block);
+    bounds[block] = bound;
     const end = offset + (last >> shift);
     for (let w = offset + (first >> shift); w <= end; w++) if (bound > into[w]) into[w] = bound;
   }
@@ -288,35 +349,17 @@ function scoreWindow(state: Ranking, w: number): void {
   let above = 0;
   for (let e = essential; e < m; e++) above += windowBounds[order[e] * windows + w];
 
-  const { scores, touched, candidates, partial } = state.scratch;
-  let count = 0;
-  for (let e = essential; e < m; e++) {
-    const t = order[e];
-    count = scoreEssential(state, lanes[t], low, high, below + above - windowBounds[t * windows + w], count);
-  }
-  if (count === 0) return;
-  if (m - essential > 1) touched.subarray(0, count).sort();
-
-  // Candidates: live, accepted, and able to reach the threshold with the non-essential bounds.
-  const live = state.index.liveFlags;
-  const accept = state.accept;
-  let n = 0;
-  for (let c = 0; c < count; c++) {
-    const ordinal = touched[c];
-    const score = scores[ordinal - low];
-    scores[ordinal - low] = 0;
-    if (state.threshold >= (score + below) * SLACK || live[ordinal] !== 1 || (accept !== undefined && !accept(ordinal))) continue;
-    candidates[n] = ordinal;
-    partial[n++] = score;
-  }
+  for (let e = 0; e < essential; e++) lanes[order[e]].shallow = lanes[order[e]].findBlock(low, 0);
+  const n =
+    essential === m - 1
+      ? candidatesOfOne(state, lanes[order[essential]], low, high, essential, below)
+      : candidatesOfMany(state, low, high, essential, below, above);
   // The non-essential terms, largest bound first, each for the candidates left.
-  for (let e = essential - 1; e >= 0 && n > 0; e--) {
-    const t = order[e];
-    below -= windowBounds[t * windows + w];
-    n = addNonEssential(state, lanes[t], low, below, candidates, partial, n);
-  }
+  let kept = n;
+  for (let e = essential - 1; e >= 0 && kept > 0; e--) kept = addNonEssential(state, lanes[order[e]], low, kept);
+  const { candidates, partial } = state.scratch;
   const best = state.best;
-  for (let c = 0; c < n; c++) {
+  for (let c = 0; c < kept; c++) {
     const score = partial[c];
     if (score * SLACK * SLACK < state.threshold) continue;
     best.offer(score);
@@ -325,6 +368,176 @@ function scoreWindow(state: Ranking, w: number): void {
   }
   const floor = best.floor / SLACK;
   if (floor > state.threshold) state.threshold = floor;
+}
+
+/**
+ * The window's candidates when several terms are essential: their postings
+ * added up per note (scoreEssential), then the notes that can reach the
+ * threshold with the non-essential terms' bounds, first the window's
+ * (`below`), then those of the blocks the note falls in. Returns how many.
+ */
+function candidatesOfMany(state: Ranking, low: number, high: number, essential: number, below: number, above: number): number {
+  const { lanes, order, windowBounds, windows } = state;
+  const { scores, touched, candidates, partial, remaining } = state.scratch;
+  const w = low >> state.windowShift;
+  let count = 0;
+  for (let e = essential; e < lanes.length; e++) {
+    const t = order[e];
+    count = scoreEssential(state, lanes[t], low, high, below + above - windowBounds[t * windows + w], count);
+  }
+  touched.subarray(0, count).sort();
+  const live = state.index.liveFlags;
+  const accept = state.accept;
+  const threshold = state.threshold;
+  let n = 0;
+  for (let c = 0; c < count; c++) {
+    const ordinal = touched[c];
+    const score = scores[ordinal - low];
+    scores[ordinal - low] = 0;
+    if (threshold >= (score + below) * SLACK || live[ordinal] !== 1 || (accept !== undefined && !accept(ordinal))) continue;
+    let rest = 0;
+    for (let e = 0; e < essential; e++) rest += lanes[order[e]].boundAt(ordinal);
+    if (threshold >= (score + rest) * SLACK) continue;
+    candidates[n] = ordinal;
+    partial[n] = score;
+    remaining[n++] = rest;
+  }
+  return n;
+}
+
+/**
+ * The window's candidates when one term is essential: its notes in [low,
+ * high) whose share can reach the threshold with the non-essential terms'
+ * bounds, first those of the blocks overlapping its block (a block that
+ * cannot is not decoded; a posting whose frequency is too small for it is
+ * dismissed before its share is computed), then those of the blocks the note
+ * falls in. Returns how many.
+ */
+function candidatesOfOne(state: Ranking, lane: Lane, low: number, high: number, essential: number, below: number): number {
+  if (!lane.position(low)) return 0;
+  const { lanes, order } = state;
+  const { candidates, partial, remaining } = state.scratch;
+  const live = state.index.liveFlags;
+  const accept = state.accept;
+  const lengths = state.index.lengths;
+  const averages = state.averages;
+  const threshold = state.threshold;
+  const { b, weights } = BM25F;
+  const bodyWeight = weights[2];
+  const bodyB = b[2];
+  const bodyAverage = averages[2];
+  // The body's length normalisation as a product (for dismissing, not scoring).
+  const bodyBase = 1 - bodyB;
+  const bodyPerTerm = bodyB / bodyAverage;
+  const k1 = BM25F.k1;
+  const weight = lane.weight;
+  const data = lane.data;
+  const size = lane.size;
+  const bounds = lane.bounds;
+  let at = lane.at;
+  let read = lane.read;
+  let previous = lane.previous;
+  let n = 0;
+  blocks: while (read < size) {
+    const block = read >> BLOCK_SHIFT;
+    const blockLast = lane.blockLast(block);
+    const blockEnd = Math.min((block + 1) << BLOCK_SHIFT, size);
+    const first = Math.max(low, (block === 0 ? -1 : lane.skips![2 * block - 2]) + 1);
+    let others = 0;
+    for (let e = 0; e < essential; e++) others += lanes[order[e]].rangeBound(first, Math.min(blockLast, high - 1));
+    if (others > below) others = below;
+    if (threshold >= (bounds[block] + others) * SLACK) {
+      // No note of this block can enter: skip it whole, or stop at the window's end.
+      if (blockLast >= high || block >= lane.complete) break;
+      at = lane.skips![2 * block + 1];
+      previous = blockLast;
+      read = blockEnd;
+      continue;
+    }
+    // The frequency a body-only posting needs (below it, its share cannot lift the note to the threshold; a margin of the slack squared).
+    const needed = (threshold / (SLACK * SLACK) - others) / weight;
+    const frequency = needed <= 0 ? 0 : (k1 * needed) / (k1 + 1 - needed);
+    while (read < blockEnd) {
+      let v = data[at];
+      let next = at + 1;
+      if (v >= 128) {
+        v &= 127;
+        let shift = 7;
+        let byte: number;
+        do {
+          byte = data[next++];
+          v |= (byte & 127) << shift;
+          shift += 7;
+        } while (byte >= 128);
+      }
+      const ordinal = previous + (v >>> 2);
+      if (ordinal >= high) break blocks;
+      at = next;
+      previous = ordinal;
+      read++;
+      const code = v & 3;
+      let weighted: number;
+      if (code !== 3) {
+        if (ordinal < low) continue;
+        const length = lengths[3 * ordinal + 2];
+        if (bodyWeight * (code + 1) < frequency * (bodyBase + bodyPerTerm * length)) continue;
+        weighted = 0 + (bodyWeight * (code + 1)) / (1 - bodyB + (bodyB * length) / bodyAverage);
+      } else {
+        let f = data[at++];
+        if (f >= 128) {
+          f &= 127;
+          let shift = 7;
+          let byte: number;
+          do {
+            byte = data[at++];
+            f |= (byte & 127) << shift;
+            shift += 7;
+          } while (byte >= 128);
+        }
+        let title = 0;
+        let tags = 0;
+        if (f & 1) {
+          title = data[at++];
+          if (title >= 128) {
+            title &= 127;
+            let shift = 7;
+            let byte: number;
+            do {
+              byte = data[at++];
+              title |= (byte & 127) << shift;
+              shift += 7;
+            } while (byte >= 128);
+          }
+          tags = data[at++];
+          if (tags >= 128) {
+            tags &= 127;
+            let shift = 7;
+            let byte: number;
+            do {
+              byte = data[at++];
+              tags |= (byte & 127) << shift;
+              shift += 7;
+            } while (byte >= 128);
+          }
+        }
+        if (ordinal < low) continue;
+        const o = 3 * ordinal;
+        weighted = weightedFrequencyOf(title, tags, f >>> 1, lengths[o], lengths[o + 1], lengths[o + 2], averages);
+      }
+      const score = weight * ((weighted * (k1 + 1)) / (weighted + k1));
+      if (threshold >= (score + others) * SLACK) continue;
+      let rest = 0;
+      for (let e = 0; e < essential; e++) rest += lanes[order[e]].boundAt(ordinal);
+      if (threshold >= (score + rest) * SLACK || live[ordinal] !== 1 || (accept !== undefined && !accept(ordinal))) continue;
+      candidates[n] = ordinal;
+      partial[n] = score;
+      remaining[n++] = rest;
+    }
+  }
+  lane.at = at;
+  lane.read = read;
+  lane.previous = previous;
+  return n;
 }
 
 /**
@@ -443,22 +656,16 @@ function scoreEssential(state: Ranking, lane: Lane, low: number, high: number, o
 
 /**
  * Adds the lane's share to each candidate (ascending ordinals in the window
- * starting at `low`, partial sums beside them) that holds the term, dropping
- * those that cannot reach the threshold even with the bound of the lane's
- * block they fall in plus `rest` (what the terms after it add at most): such
- * a block is not decoded. Returns the candidates kept (moved to the front).
+ * starting at `low`, partial sums and what the terms not added yet give at
+ * most beside them) that holds the term, in place of the bound of the lane's
+ * block it falls in, and drops those that can no longer reach the threshold.
+ * Returns the candidates kept (moved to the front).
  */
-function addNonEssential(state: Ranking, lane: Lane, low: number, rest: number, candidates: Int32Array, partial: Float64Array, count: number): number {
+function addNonEssential(state: Ranking, lane: Lane, low: number, count: number): number {
   const threshold = state.threshold;
+  const { candidates, partial, remaining } = state.scratch;
   let kept = 0;
-  if (!lane.position(low)) {
-    for (let c = 0; c < count; c++) {
-      if (threshold >= (partial[c] + rest) * SLACK) continue;
-      candidates[kept] = candidates[c];
-      partial[kept++] = partial[c];
-    }
-    return kept;
-  }
+  const present = lane.position(low);
   const lengths = state.index.lengths;
   const averages = state.averages;
   const { b, weights } = BM25F;
@@ -469,105 +676,102 @@ function addNonEssential(state: Ranking, lane: Lane, low: number, rest: number, 
   const weight = lane.weight;
   const data = lane.data;
   const skips = lane.skips;
+  const bounds = lane.bounds;
   const size = lane.size;
   const complete = lane.complete;
+  const blocks = lane.blocks;
   let at = lane.at;
   let read = lane.read;
   let previous = lane.previous;
-  let block = read >> BLOCK_SHIFT;
-  let blockBound = block < lane.blocks ? lane.blockBound(block) : 0;
+  let block = present ? read >> BLOCK_SHIFT : blocks;
   for (let c = 0; c < count; c++) {
     const target = candidates[c];
     let score = partial[c];
-    // The block the target falls in (its bound, undecoded).
-    if (block < complete && skips![2 * block] < target) {
-      do block++;
-      while (block < complete && skips![2 * block] < target);
-      blockBound = block < lane.blocks && (block < complete || target <= lane.last) ? lane.blockBound(block) : 0;
-    }
-    // Not even with the block's bound: dropped, the block not decoded.
-    if (threshold >= (score + blockBound + rest) * SLACK) continue;
-    if (block >= lane.blocks || (block === complete && target > lane.last)) {
-      candidates[kept] = target;
-      partial[kept++] = score;
-      continue;
-    }
-    if (read >> BLOCK_SHIFT !== block) {
-      at = skips![2 * block - 1];
-      previous = skips![2 * block - 2];
-      read = block << BLOCK_SHIFT;
-    }
-    // Decode up to the target.
-    while (read < size) {
-      let v = data[at];
-      let next = at + 1;
-      if (v >= 128) {
-        v &= 127;
-        let shift = 7;
-        let byte: number;
-        do {
-          byte = data[next++];
-          v |= (byte & 127) << shift;
-          shift += 7;
-        } while (byte >= 128);
+    // The block the target falls in, as boundAt() found it.
+    while (block < complete && skips![2 * block] < target) block++;
+    if (block === complete && target > lane.last) block = blocks;
+    if (block < blocks) {
+      const rest = remaining[c] - bounds[block];
+      if (read >> BLOCK_SHIFT !== block) {
+        at = skips![2 * block - 1];
+        previous = skips![2 * block - 2];
+        read = block << BLOCK_SHIFT;
       }
-      const ordinal = previous + (v >>> 2);
-      if (ordinal > target) break;
-      at = next;
-      previous = ordinal;
-      read++;
-      const code = v & 3;
-      let title = 0;
-      let tags = 0;
-      let body = code + 1;
-      if (code === 3) {
-        let f = data[at++];
-        if (f >= 128) {
-          f &= 127;
+      // Decode up to the target.
+      while (read < size) {
+        let v = data[at];
+        let next = at + 1;
+        if (v >= 128) {
+          v &= 127;
           let shift = 7;
           let byte: number;
           do {
-            byte = data[at++];
-            f |= (byte & 127) << shift;
+            byte = data[next++];
+            v |= (byte & 127) << shift;
             shift += 7;
           } while (byte >= 128);
         }
-        body = f >>> 1;
-        if (f & 1) {
-          title = data[at++];
-          if (title >= 128) {
-            title &= 127;
+        const ordinal = previous + (v >>> 2);
+        if (ordinal > target) break;
+        at = next;
+        previous = ordinal;
+        read++;
+        const code = v & 3;
+        let title = 0;
+        let tags = 0;
+        let body = code + 1;
+        if (code === 3) {
+          let f = data[at++];
+          if (f >= 128) {
+            f &= 127;
             let shift = 7;
             let byte: number;
             do {
               byte = data[at++];
-              title |= (byte & 127) << shift;
+              f |= (byte & 127) << shift;
               shift += 7;
             } while (byte >= 128);
           }
-          tags = data[at++];
-          if (tags >= 128) {
-            tags &= 127;
-            let shift = 7;
-            let byte: number;
-            do {
-              byte = data[at++];
-              tags |= (byte & 127) << shift;
-              shift += 7;
-            } while (byte >= 128);
+          body = f >>> 1;
+          if (f & 1) {
+            title = data[at++];
+            if (title >= 128) {
+              title &= 127;
+              let shift = 7;
+              let byte: number;
+              do {
+                byte = data[at++];
+                title |= (byte & 127) << shift;
+                shift += 7;
+              } while (byte >= 128);
+            }
+            tags = data[at++];
+            if (tags >= 128) {
+              tags &= 127;
+              let shift = 7;
+              let byte: number;
+              do {
+                byte = data[at++];
+                tags |= (byte & 127) << shift;
+                shift += 7;
+              } while (byte >= 128);
+            }
           }
         }
+        if (ordinal < target) continue;
+        const o = 3 * ordinal;
+        const weighted =
+          code !== 3
+            ? 0 + (bodyWeight * body) / (1 - bodyB + (bodyB * lengths[o + 2]) / bodyAverage)
+            : weightedFrequencyOf(title, tags, body, lengths[o], lengths[o + 1], lengths[o + 2], averages);
+        score += weight * ((weighted * (k1 + 1)) / (weighted + k1));
+        break;
       }
-      if (ordinal < target) continue;
-      const o = 3 * ordinal;
-      const weighted =
-        code !== 3
-          ? 0 + (bodyWeight * body) / (1 - bodyB + (bodyB * lengths[o + 2]) / bodyAverage)
-          : weightedFrequencyOf(title, tags, body, lengths[o], lengths[o + 1], lengths[o + 2], averages);
-      score += weight * ((weighted * (k1 + 1)) / (weighted + k1));
-      break;
+      if (threshold >= (score + rest) * SLACK) continue;
+      remaining[kept] = rest;
+    } else {
+      remaining[kept] = remaining[c];
     }
-    if (threshold >= (score + rest) * SLACK) continue;
     candidates[kept] = target;
     partial[kept++] = score;
   }

@@ -312,8 +312,8 @@ export class MemoryIndex {
   /** The similar-notes lookup's per-note scratch (similar-memory.ts): partial scores, all zero between queries, and the notes touched. */
   private accumulators = new Float64Array(0);
   private touchedList = new Int32Array(0);
-  /** Ranking's per-window scratch (maxscore.ts), allocated on the first search. */
-  private window: { scores: Float64Array; touched: Int32Array; candidates: Int32Array; partial: Float64Array } | null = null;
+  /** Ranking's scratch (maxscore.ts owns its shape), kept between queries; null until the first search. */
+  rankingScratch: unknown = null;
   /** Live notes. */
   notes = 0;
   /** Terms in each field, summed over live notes. */
@@ -474,14 +474,6 @@ export class MemoryIndex {
       this.touchedList = new Int32Array(this.keys.length);
     }
     return { accumulators: this.accumulators, touched: this.touchedList };
-  }
-
-  /** Ranking's scratch for a window of `size` ordinals: partial scores by ordinal (all zero between windows), the notes touched, the candidates and their sums. */
-  windowScratch(size: number): { scores: Float64Array; touched: Int32Array; candidates: Int32Array; partial: Float64Array } {
-    if (!this.window || this.window.scores.length < size) {
-      this.window = { scores: new Float64Array(size), touched: new Int32Array(size), candidates: new Int32Array(size), partial: new Float64Array(size) };
-    }
-    return this.window;
   }
 
   /** Approximate heap bytes held (postings arrays, per-term and per-note overheads, ranking scratch). */
