@@ -22,6 +22,11 @@ class Best {
     this.values = new Float64Array(k);
   }
 
+  reset(): void {
+    this.count = 0;
+    this.floor = -Infinity;
+  }
+
   offer(value: number): void {
     const values = this.values;
     const k = this.k;
@@ -256,6 +261,7 @@ export function rankInMemory(index: MemoryIndex, terms: string[], k: number, acc
     windowBounds,
     threshold: -Infinity,
     best: new Best(k),
+    partials: new Best(k),
     finalOrdinals: [],
     finalScores: [],
     order: new Int32Array(m),
@@ -288,6 +294,8 @@ interface Ranking {
   threshold: number;
   /** The k-th best partial sum of the notes scored whole. */
   best: Best;
+  /** Scratch: the k best partial sums of a window's notes. */
+  partials: Best;
   /** Notes scored whole whose sum may reach the final k-th, with their sums. */
   finalOrdinals: number[];
   finalScores: number[];
@@ -388,6 +396,14 @@ function candidatesOfMany(state: Ranking, low: number, high: number, essential: 
   touched.subarray(0, count).sort();
   const live = state.index.liveFlags;
   const accept = state.accept;
+  // A partial sum is at most the note's score: the k-th best of the window's is a lower bound of the final k-th.
+  const partials = state.partials;
+  partials.reset();
+  for (let c = 0; c < count; c++) {
+    const ordinal = touched[c];
+    if (live[ordinal] === 1 && (accept === undefined || accept(ordinal))) partials.offer(scores[ordinal - low]);
+  }
+  if (partials.floor / SLACK > state.threshold) state.threshold = partials.floor / SLACK;
   const threshold = state.threshold;
   let n = 0;
   for (let c = 0; c < count; c++) {
