@@ -1,7 +1,7 @@
 // Search latency through HTTP (the built server, wrk, one connection) beside
 // an exhaustive FTS5 bm25() over the same notes in the same run, and a check
 // that every served top-10 equals the exhaustive BM25F one:
-//   bun run build && bun bench/search-http.ts --dir /tmp/h100k [--rounds 3] [--duration 5] [--memory-mb 4096] [--rss-baseline 1] [--check N]
+//   bun run build && bun bench/search-http.ts --dir /tmp/h100k [--rounds 3] [--duration 5] [--memory-mb 4096] [--rss-baseline 1] [--check N] [--binary PATH]
 // Each round: wrk over keys.json's queries for --duration seconds at one
 // connection, then every query once through FTS5 bm25() in this process (no
 // HTTP: the baseline is spared the server's work). The table has the medians
@@ -21,7 +21,7 @@ const rounds = Number(args.rounds ?? 3);
 const duration = Number(args.duration ?? 5);
 const port = Number(args.port ?? 18720);
 const root = join(import.meta.dir, "..");
-const binary = join(root, "dist/cairn");
+const binary = args.binary ?? join(root, "dist/cairn");
 if (!existsSync(binary)) throw new Error("build first: bun run build");
 const { keys, queries } = JSON.parse(readFileSync(join(dir, "keys.json"), "utf8")) as { keys: string[]; queries: string[] };
 
@@ -55,6 +55,8 @@ for (;;) {
 await Bun.sleep(500);
 const rssOf = (pid: number) => Number(readFileSync(`/proc/${pid}/status`, "utf8").match(/VmRSS:\s+(\d+)/)?.[1] ?? 0) / 1024;
 const rss = rssOf(server.pid);
+await Bun.sleep(2500);
+const rss3 = rssOf(server.pid);
 
 const store = new SqliteStore({ dataDir: dir, searchMemoryBytes: 0 });
 await store.migrate();
@@ -118,7 +120,8 @@ const median = (values: number[]) => {
 };
 const list = (values: number[], digits = 2) => values.map((v) => v.toFixed(digits)).join(" ");
 const notes = queries.length;
-console.log(`\n${dir}: search through HTTP, 1 connection, ${notes} queries, ${rounds} rounds × ${duration} s, ${new Date().toISOString()}; answering from: ${path}`);
+const load = readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
+console.log(`\n${dir}: search through HTTP, 1 connection, ${notes} queries, ${rounds} rounds × ${duration} s, ${new Date().toISOString()}; answering from: ${path}; load at the end ${load}`);
 console.log("| path | p50 ms | p99 ms | by round p50 | by round p99 |\n|---|---|---|---|---|");
 console.log(`| Cairn, POST /v1/search (HTTP) | ${median(cairnRuns.map((f) => f.p50)).toFixed(2)} | ${median(cairnRuns.map((f) => f.p99)).toFixed(2)} | ${list(cairnRuns.map((f) => f.p50))} | ${list(cairnRuns.map((f) => f.p99))} |`);
 console.log(`| FTS5 bm25(), words OR'ed, every match scored (in process) | ${median(ftsRuns.map((f) => f.p50)).toFixed(2)} | ${median(ftsRuns.map((f) => f.p99)).toFixed(2)} | ${list(ftsRuns.map((f) => f.p50))} | ${list(ftsRuns.map((f) => f.p99))} |`);
@@ -126,4 +129,4 @@ const ratios50 = cairnRuns.map((f, i) => ftsRuns[i].p50 / f.p50);
 const ratios99 = cairnRuns.map((f, i) => ftsRuns[i].p99 / f.p99);
 console.log(`ratio FTS5 / Cairn by round: p50 ${list(ratios50, 1)} (median ${median(ratios50).toFixed(1)}x), p99 ${list(ratios99, 1)} (median ${median(ratios99).toFixed(1)}x)`);
 console.log(`served top-10 equal to the exhaustive BM25F top-10: ${identical} of ${checked.length}${differing.length > 0 ? `; differing: ${JSON.stringify(differing.slice(0, 5))}` : ""}`);
-console.log(`server: postings built ${Number.isNaN(buildMs) ? "-" : `${(buildMs / 1000).toFixed(1)} s after start`}, RSS ${rss.toFixed(0)} MB (${rssEnd.toFixed(0)} MB after the runs${Number.isNaN(rssOff) ? "" : `; ${rssOff.toFixed(0)} MB with the postings off, after 20 searches`}); req/s at 1 connection ${list(cairnRuns.map((f) => f.rps), 0)}`);
+console.log(`server: postings built ${Number.isNaN(buildMs) ? "-" : `${(buildMs / 1000).toFixed(1)} s after start`}, RSS ${rss.toFixed(0)} MB 0.5 s after, ${rss3.toFixed(0)} MB 3 s after (${rssEnd.toFixed(0)} MB after the runs${Number.isNaN(rssOff) ? "" : `; ${rssOff.toFixed(0)} MB with the postings off, after 20 searches`}); req/s at 1 connection ${list(cairnRuns.map((f) => f.rps), 0)}`);

@@ -189,6 +189,7 @@ export class SearchFollower<P> {
       }
       // Arrays sized for the load shrink to what they hold.
       index.trim();
+      releaseBuildGarbage();
       this.state = { kind: "ready", index, position };
       // What was written while building: followed before any search uses the postings.
       this.followOwn();
@@ -307,6 +308,16 @@ export class SearchFollower<P> {
     state.position = read.position;
     if (state.index.bytes > this.budgetBytes) this.fail(overBudget(state.index.bytes, this.budgetBytes));
   }
+}
+
+/**
+ * A full collection right after a build: the build leaves the vectors it read
+ * and the arrays it outgrew as garbage, several times the postings' size at
+ * 1M notes, which the runtime would otherwise hold for minutes
+ * (docs/benchmarks.md, "Issue 18, third round").
+ */
+function releaseBuildGarbage(): void {
+  if (typeof Bun !== "undefined") Bun.gc(true);
 }
 
 /** The log could not be read (the database did not answer); the postings are intact but may be behind. */

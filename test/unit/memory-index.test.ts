@@ -77,6 +77,11 @@ for (const { name, minOps, maxOps, runs } of cases) test(`MaxScore over the post
         const even = (key: number) => key % 2 === 0;
         const filtered = rankInMemory(index, distinct, k, (ordinal) => even(index.keyOf(ordinal))).sort((a, b) => b.score - a.score || a.key - b.key);
         expect(filtered).toEqual(exhaustive(live, distinct, k, even));
+        // Windows of a few ordinals: many windows per query, blocks straddling them, the seed windows out of order.
+        for (const shift of [2, 5]) {
+          expect(rankInMemory(index, distinct, k, undefined, shift).sort((a, b) => b.score - a.score || a.key - b.key)).toEqual(served);
+          expect(rankInMemory(index, distinct, k, (ordinal) => even(index.keyOf(ordinal)), shift).sort((a, b) => b.score - a.score || a.key - b.key)).toEqual(filtered);
+        }
       }
     }),
     { numRuns: runs },
@@ -154,5 +159,42 @@ test("PostingCursor: leap and seek land on what a posting-by-posting read finds,
       }
     }),
     { numRuns: 400 },
+  );
+});
+
+// Query words in the body only, mostly 1-3 times (the postings' one-byte form), titles and tags of other words.
+const tieNoteArb = fc.record({
+  title: fc.array(fc.constantFrom(...WORDS.slice(20)), { minLength: 1, maxLength: 4 }).map((words) => words.join(" ")),
+  tags: fc.constant([] as string[]),
+  body: fc.array(fc.constantFrom(...WORDS.slice(0, 8), ...WORDS.slice(20)), { minLength: 1, maxLength: 12 }).map((words) => words.join(" ")),
+});
+
+test("MaxScore keeps every note tied with the k-th: corpora of a few notes repeated (scores tie exactly at the bounds' margins)", () => {
+  fc.assert(
+    fc.property(
+      fc.array(fc.tuple(tieNoteArb, fc.integer({ min: 1, max: 400 })), { minLength: 1, maxLength: 4 }),
+      fc.array(fc.tuple(fc.array(fc.constantFrom(...WORDS.slice(0, 8)), { minLength: 1, maxLength: 3 }), fc.integer({ min: 1, max: 12 })), { minLength: 1, maxLength: 4 }),
+      (templates, queries) => {
+        const index = new MemoryIndex();
+        const live = new Map<number, string>();
+        let key = 1;
+        // Interleaved, so that each template's copies spread over many blocks and windows.
+        const left = templates.map(([, copies]) => copies);
+        while (left.some((n) => n > 0)) {
+          templates.forEach(([note], t) => {
+            if (left[t]-- <= 0) return;
+            const vector = encodeVector(termVector(note.title, note.tags, note.body));
+            index.add(key, vector);
+            live.set(key++, vector);
+          });
+        }
+        for (const [terms, k] of queries) {
+          const distinct = [...new Set(terms)];
+          const expected = exhaustive(live, distinct, k);
+          for (const shift of [2, 5, 12]) expect(rankInMemory(index, distinct, k, undefined, shift).sort((a, b) => b.score - a.score || a.key - b.key)).toEqual(expected);
+        }
+      },
+    ),
+    { numRuns: 60 },
   );
 });

@@ -1,19 +1,16 @@
-// Exact top-k over the in-memory postings: term at a time with MaxScore's
-// pruning (Turtle & Flood 1995; the accumulator variant of Fontoura et al.
-// 2011), the k-th score raised by fully scored seeds, block bounds on the
-// candidates' later terms, then an exact rescoring in query order. Why it is exact, and how it
-// meets the tie order: docs/design.md, "Search".
+// Exact top-k over the in-memory postings: document at a time in windows of
+// ordinals with block-max MaxScore (Turtle & Flood 1995; per-window bounds as
+// in Lucene's MaxScoreBulkScorer, per-block bounds as in Ding & Suel 2011 and
+// PISA's block_max_maxscore), then an exact rescoring in query order. Why it
+// is exact, and how it meets the tie order: docs/design.md, "Search".
 import type { Fields } from "./analyzer.ts";
 import { BLOCK_SHIFT, PostingCursor, type MemoryIndex, type TermPostings } from "./memory-index.ts";
 import { BM25F, idf, saturate, SLACK, TopK, weightedFrequencyOf, type Ranked } from "./ranking.ts";
 
-/**
- * After a pass, the notes of the best partial scores are scored fully (see
- * seed()): at most SEED_MAX, and fewer when the next pass is short (a full
- * score looks a note up in every list, decoding up to a block in each).
- */
-const SEED_MAX = 256;
-const SEED_COST = 256;
+/** Ordinals per window: the unit whose bounds decide which terms must be read (docs/search-index.md, "Ranking over them"). */
+export const WINDOW_SHIFT = 12;
+/** Windows of the largest bounds scored first, before the pass in ordinal order: they raise the k-th score early. */
+const SEED_WINDOWS = 4;
 
 /** The `k` largest values offered (ties included), kept sorted; `floor` is the k-th (-Infinity until k were offered). */
 class Best {
@@ -50,290 +47,472 @@ class Best {
 }
 
 /**
- * The notes of the `size` largest values offered, in a min-heap (any order
- * among them); `floor` is the smallest held once full (-Infinity until then,
- * Infinity when `size` is 0: nothing is taken).
+ * One query term's postings as ranking reads them: a cursor (the next
+ * posting starts at byte `at`, is the `read`-th, and follows ordinal
+ * `previous`), and the bounds of what the term adds to a note: over the whole
+ * list (`bound`) and per block of 2^BLOCK_SHIFT postings.
  */
-class Leaders {
-  private values = new Float64Array(0);
-  ordinals = new Int32Array(0);
-  count = 0;
-  private size = 0;
-  floor = Infinity;
+class Lane {
+  readonly data: Uint8Array;
+  readonly skips: Int32Array | null;
+  readonly blockMax: Float32Array | null;
+  readonly size: number;
+  readonly length: number;
+  readonly last: number;
+  /** Complete blocks (each with a skip entry), and all blocks (the last may be partial). */
+  readonly complete: number;
+  readonly blocks: number;
+  at = 0;
+  read = 0;
+  previous = -1;
+  /** Per block, what the term adds at most to a note of it (filled by windowMaxima). */
+  bounds: Float64Array = EMPTY;
+  /** A second, undecoding walker: the block of the last note whose bound was asked. */
+  shallow = 0;
 
-  reset(size: number): void {
-    this.size = Math.min(size, SEED_MAX);
-    if (this.values.length < this.size) {
-      this.values = new Float64Array(this.size);
-      this.ordinals = new Int32Array(this.size);
-    }
-    this.count = 0;
-    this.floor = this.size > 0 ? -Infinity : Infinity;
+  constructor(
+    list: TermPostings,
+    readonly weight: number,
+    readonly drift: number,
+    readonly bound: number,
+  ) {
+    this.data = list.data;
+    this.skips = list.skips;
+    this.blockMax = list.blockMax;
+    this.size = list.size;
+    this.length = list.length;
+    this.last = list.last;
+    this.complete = list.size >> BLOCK_SHIFT;
+    this.blocks = Math.ceil(list.size / (1 << BLOCK_SHIFT));
   }
 
-  offer(value: number, ordinal: number): void {
-    const values = this.values;
-    const ordinals = this.ordinals;
-    if (this.size === 0) return;
-    if (this.count < this.size) {
-      let at = this.count++;
-      while (at > 0) {
-        const parent = (at - 1) >> 1;
-        if (values[parent] <= value) break;
-        values[at] = values[parent];
-        ordinals[at] = ordinals[parent];
-        at = parent;
+  /** What the term adds at most to a note of block `block` (computed from the stored block maximum: see `bounds` for the array). */
+  blockBound(block: number): number {
+    const blockMax = this.blockMax;
+    return blockMax !== null && block < blockMax.length ? this.weight * saturate(blockMax[block] * this.drift) : this.bound;
+  }
+
+  /** The last ordinal of block `block`. */
+  blockLast(block: number): number {
+    return block < this.complete ? this.skips![2 * block] : this.last;
+  }
+
+  /** The first block, from `from` on, whose last ordinal is at least `target`; `blocks` when none is. */
+  findBlock(target: number, from: number): number {
+    const skips = this.skips;
+    let low = from;
+    let high = this.complete;
+    if (skips !== null) {
+      while (low < high) {
+        const middle = (low + high) >>> 1;
+        if (skips[2 * middle] < target) low = middle + 1;
+        else high = middle;
       }
-      values[at] = value;
-      ordinals[at] = ordinal;
-    } else {
-      if (!(value > values[0])) return;
-      const n = this.count;
-      let at = 0;
-      for (;;) {
-        let child = 2 * at + 1;
-        if (child >= n) break;
-        if (child + 1 < n && values[child + 1] < values[child]) child++;
-        if (values[child] >= value) break;
-        values[at] = values[child];
-        ordinals[at] = ordinals[child];
-        at = child;
-      }
-      values[at] = value;
-      ordinals[at] = ordinal;
     }
-    if (this.count === this.size) this.floor = values[0];
+    if (low < this.complete) return low;
+    return target <= this.last ? this.complete : this.blocks;
+  }
+
+  /** The bound of the block `ordinal` would be in (0 past the last posting), from the shallow walker (ordinals asked in ascending order). */
+  boundAt(ordinal: number): number {
+    let block = this.shallow;
+    const skips = this.skips;
+    while (block < this.complete && skips![2 * block] < ordinal) block++;
+    if (block === this.complete && ordinal > this.last) block = this.blocks;
+    this.shallow = block;
+    return block < this.blocks ? this.bounds[block] : 0;
+  }
+
+  /** The largest bound of the blocks holding ordinals in [first, last] (ascending ranges, with boundAt's walker). */
+  rangeBound(first: number, last: number): number {
+    const skips = this.skips;
+    const complete = this.complete;
+    let block = this.shallow;
+    while (block < complete && skips![2 * block] < first) block++;
+    if (block === complete && first > this.last) block = this.blocks;
+    this.shallow = block;
+    if (block >= this.blocks) return 0;
+    let bound = this.bounds[block];
+    while (block < complete && skips![2 * block] < last) {
+      block++;
+      if (block < this.blocks && this.bounds[block] > bound) bound = this.bounds[block];
+    }
+    return bound;
+  }
+
+  /** Moves the cursor to the first posting of block `block`. */
+  toBlock(block: number): void {
+    if (block === 0) {
+      this.at = 0;
+      this.previous = -1;
+    } else {
+      this.at = this.skips![2 * block - 1];
+      this.previous = this.skips![2 * block - 2];
+    }
+    this.read = block << BLOCK_SHIFT;
+  }
+
+  /** Moves the cursor to the start of the block holding the first posting at or past `target`, unless it is already in that block before `target`; false when no posting is at or past it. */
+  position(target: number): boolean {
+    const current = this.read >> BLOCK_SHIFT;
+    const block = this.findBlock(target, this.previous < target ? Math.min(current, this.complete) : 0);
+    if (block >= this.blocks) return false;
+    if (block !== current || this.previous >= target) this.toBlock(block);
+    return true;
   }
 }
 
+const EMPTY = new Float64Array(0);
+
+/** Ranking's scratch, kept by the index between queries (MemoryIndex.rankingScratch). */
+interface Scratch {
+  /** Partial scores of the window's notes by ordinal - window start (all zero between windows). */
+  scores: Float64Array;
+  touched: Int32Array;
+  /** The window's candidates (ascending ordinals), their partial sums, and what the terms not yet added give them at most. */
+  candidates: Int32Array;
+  partial: Float64Array;
+  remaining: Float64Array;
+  /** The lanes' block bounds, one after the other. */
+  bounds: Float64Array;
+}
+
+function scratchOf(index: MemoryIndex, window: number, blocks: number): Scratch {
+  let scratch = index.rankingScratch as Scratch | null;
+  if (!scratch || scratch.scores.length < window) {
+    scratch = {
+      scores: new Float64Array(window),
+      touched: new Int32Array(window),
+      candidates: new Int32Array(window),
+      partial: new Float64Array(window),
+      remaining: new Float64Array(window),
+      bounds: scratch?.bounds ?? EMPTY,
+    };
+  }
+  if (scratch.bounds.length < blocks) scratch.bounds = new Float64Array(Math.max(blocks, 2 * scratch.bounds.length));
+  index.rankingScratch = scratch;
+  return scratch;
+}
+
 /**
- * Adds each posting's share of `list` to its note's accumulator (term at a
- * time); notes first touched are listed in `touched` from `count` on. Every
- * live, accepted note's new partial score is offered to `best` and `leaders`.
- * Returns the new count of touched notes.
+ * The top `k` notes by BM25F among all notes holding any of `terms` (index
+ * terms, distinct), exactly as if every such note were scored; more than `k`
+ * when notes tie with the k-th. `accept`, when given, limits the notes that
+ * may be returned (by ordinal: see MemoryIndex.keyOf); the statistics stay
+ * those of the whole corpus.
+ *
+ * Notes are taken in windows of WINDOW ordinals. Each term has a bound per
+ * block of its postings (the most it adds to any note of the block), and so
+ * per window (the largest of the blocks overlapping it). In a window, the
+ * terms whose window bounds, summed from the smallest, cannot lift a note to
+ * the k-th score known are non-essential there (MaxScore): a note holding only
+ * those cannot enter. The others' postings in the window are scored (a block
+ * whose bound with the other terms' cannot reach the k-th is skipped
+ * undecoded); each note they hold is a candidate while its partial score plus
+ * the non-essential bounds can reach the k-th, and the non-essential terms
+ * are looked up for it largest first, each with the bound of the block the
+ * note falls in (a candidate that cannot reach the k-th with it is dropped
+ * before its block is decoded). A window whose bounds summed cannot reach the
+ * k-th is not read at all. The windows of the largest bounds go first, then
+ * the rest in ordinal order. Partial sums are in an arbitrary term order; the
+ * notes whose sum is within the slack of the k-th are scored again in query
+ * order (every scorer's float) and cut to the top k.
  */
-function accumulate(
-  index: MemoryIndex,
-  list: TermPostings,
-  from: number,
-  to: number,
-  previous: number,
-  weight: number,
-  averages: Fields<number>,
-  accumulators: Float64Array,
-  touched: Int32Array,
-  count: number,
-  best: Best,
-  leaders: Leaders,
-  accept: ((ordinal: number) => boolean) | undefined,
-): number {
-  const data = list.data;
-  const end = to;
-  const lengths = index.lengths;
-  const live = index.liveFlags;
-  const { b, weights } = BM25F;
-  const bodyWeight = weights[2];
-  const bodyB = b[2];
-  const bodyAverage = averages[2];
-  const k1 = BM25F.k1;
-  let at = from;
-  let ordinal = previous;
-  let n = count;
-  let floor = Math.min(best.floor, leaders.floor);
-  while (at < end) {
-    let v = data[at++];
-    if (v >= 128) {
-      v &= 127;
-      let shift = 7;
-      let byte: number;
-      do {
-        byte = data[at++];
-        v |= (byte & 127) << shift;
-        shift += 7;
-      } while (byte >= 128);
+export function rankInMemory(index: MemoryIndex, terms: string[], k: number, accept?: (ordinal: number) => boolean, windowShift = WINDOW_SHIFT): Ranked[] {
+  if (terms.length === 0 || k <= 0 || index.notes <= 0) return [];
+  const averages = index.lengthSums.map((sum) => Math.max(sum / index.notes, 1e-9)) as Fields<number>;
+  const lists: TermPostings[] = [];
+  const weights: number[] = [];
+  for (const term of terms) {
+    const postings = index.postings(term);
+    if (!postings) continue;
+    lists.push(postings);
+    weights.push(idf(index.notes, postings.notes));
+  }
+  const m = lists.length;
+  if (m === 0) return [];
+  const lanes = lists.map((list, i) => {
+    const drift = index.bounds(list, averages);
+    return new Lane(list, weights[i], drift, weights[i] * saturate(list.maxWeighted * drift));
+  });
+
+  const scratch = scratchOf(index, 1 << windowShift, lanes.reduce((sum, lane) => sum + lane.blocks, 0));
+  let offset = 0;
+  for (const lane of lanes) {
+    lane.bounds = scratch.bounds.subarray(offset, offset + lane.blocks);
+    offset += lane.blocks;
+  }
+  // Each term's bound per window, and their sum.
+  const windows = Math.ceil(index.ordinals / (1 << windowShift));
+  const windowBounds = new Float64Array(m * windows);
+  const windowSums = new Float64Array(windows);
+  for (let t = 0; t < m; t++) {
+    windowMaxima(lanes[t], windowShift, windowBounds, t * windows);
+    for (let w = 0; w < windows; w++) windowSums[w] += windowBounds[t * windows + w];
+  }
+
+  const state: Ranking = {
+    index,
+    windowShift,
+    lanes,
+    averages,
+    accept,
+    windows,
+    windowBounds,
+    threshold: -Infinity,
+    best: new Best(k),
+    partials: new Best(k),
+    finalOrdinals: [],
+    finalScores: [],
+    order: new Int32Array(m),
+    scratch,
+  };
+  // The windows of the largest bounds first, then the others in ordinal order.
+  const done = new Uint8Array(windows);
+  for (const w of largest(windowSums, SEED_WINDOWS)) {
+    done[w] = 1;
+    scoreWindow(state, w);
+  }
+  for (let w = 0; w < windows; w++) {
+    if (done[w] === 1 || state.threshold >= windowSums[w] * SLACK) continue;
+    scoreWindow(state, w);
+  }
+  return rescore(index, lists, weights, averages, state, k);
+}
+
+interface Ranking {
+  index: MemoryIndex;
+  /** Ordinals per window, as a power of two. */
+  windowShift: number;
+  lanes: Lane[];
+  averages: Fields<number>;
+  accept: ((ordinal: number) => boolean) | undefined;
+  windows: number;
+  /** Per term (windows apart), its bound per window. */
+  windowBounds: Float64Array;
+  /** A lower bound of the final k-th score. */
+  threshold: number;
+  /** The k-th best partial sum of the notes scored whole. */
+  best: Best;
+  /** Scratch: the k best partial sums of a window's notes. */
+  partials: Best;
+  /** Notes scored whole whose sum may reach the final k-th, with their sums. */
+  finalOrdinals: number[];
+  finalScores: number[];
+  /** Scratch: the terms of a window by bound. */
+  order: Int32Array;
+  scratch: Scratch;
+}
+
+/** The lane's block bounds into `lane.bounds`, and into `into` from `offset`: per window, the largest among the blocks overlapping it. */
+function windowMaxima(lane: Lane, shift: number, into: Float64Array, offset: number): void {
+  const bounds = lane.bounds;
+  for (let block = 0; block < lane.blocks; block++) {
+    const first = block === 0 ? 0 : lane.skips![2 * block - 2] + 1;
+    const last = lane.blockLast(block);
+    const bound = lane.blockBound(block);
+    bounds[block] = bound;
+    const end = offset + (last >> shift);
+    for (let w = offset + (first >> shift); w <= end; w++) if (bound > into[w]) into[w] = bound;
+  }
+}
+
+/** The indexes of the `count` largest values (fewer when there are fewer). */
+function largest(values: Float64Array, count: number): number[] {
+  const picked: number[] = [];
+  for (let i = 0; i < values.length; i++) {
+    if (picked.length === count && values[i] <= values[picked[count - 1]]) continue;
+    let at = picked.length < count ? picked.length : count - 1;
+    if (picked.length < count) picked.push(i);
+    while (at > 0 && values[picked[at - 1]] < values[i]) {
+      picked[at] = picked[at - 1];
+      at--;
     }
-    ordinal += v >>> 2;
-    const code = v & 3;
-    const before = accumulators[ordinal];
-    let weighted: number;
-    if (code !== 3) {
-      // The body-only case inline: the same operations as weightedFrequencyOf with zero title and tags counts.
-      weighted = 0 + (bodyWeight * (code + 1)) / (1 - bodyB + (bodyB * lengths[3 * ordinal + 2]) / bodyAverage);
-    } else {
-      let w = data[at++];
-      if (w >= 128) {
-        w &= 127;
-        let shift = 7;
-        let byte: number;
-        do {
-          byte = data[at++];
-          w |= (byte & 127) << shift;
-          shift += 7;
-        } while (byte >= 128);
-      }
-      let title = 0;
-      let tags = 0;
-      if (w & 1) {
-        title = data[at++];
-        if (title >= 128) {
-          title &= 127;
-          let shift = 7;
-          let byte: number;
-          do {
-            byte = data[at++];
-            title |= (byte & 127) << shift;
-            shift += 7;
-          } while (byte >= 128);
-        }
-        tags = data[at++];
-        if (tags >= 128) {
-          tags &= 127;
-          let shift = 7;
-          let byte: number;
-          do {
-            byte = data[at++];
-            tags |= (byte & 127) << shift;
-            shift += 7;
-          } while (byte >= 128);
-        }
-      }
-      const o = 3 * ordinal;
-      weighted = weightedFrequencyOf(title, tags, w >>> 1, lengths[o], lengths[o + 1], lengths[o + 2], averages);
+    picked[at] = i;
+  }
+  return picked;
+}
+
+/** Scores window `w` (see rankInMemory): its notes that may enter are scored whole and kept. */
+function scoreWindow(state: Ranking, w: number): void {
+  const { lanes, windowBounds, windows, order } = state;
+  const m = lanes.length;
+  const low = w << state.windowShift;
+  const high = low + (1 << state.windowShift);
+  // Terms by window bound, smallest first (insertion sort: a query has few terms).
+  for (let t = 0; t < m; t++) {
+    const bound = windowBounds[t * windows + w];
+    let at = t;
+    while (at > 0 && windowBounds[order[at - 1] * windows + w] > bound) {
+      order[at] = order[at - 1];
+      at--;
     }
-    const share = weight * ((weighted * (k1 + 1)) / (weighted + k1));
-    const after = before + share;
-    accumulators[ordinal] = after;
-    if (before === 0) touched[n++] = ordinal;
-    if (after > floor && live[ordinal] === 1 && (accept === undefined || accept(ordinal))) {
-      best.offer(after);
-      leaders.offer(after, ordinal);
-      floor = Math.min(best.floor, leaders.floor);
-    }
+    order[at] = t;
+  }
+  // The non-essential terms: order[0 .. essential).
+  let essential = 0;
+  let below = 0;
+  while (essential < m && state.threshold >= (below + windowBounds[order[essential] * windows + w]) * SLACK) below += windowBounds[order[essential++] * windows + w];
+  if (essential === m) return;
+  let above = 0;
+  for (let e = essential; e < m; e++) above += windowBounds[order[e] * windows + w];
+
+  for (let e = 0; e < essential; e++) lanes[order[e]].shallow = lanes[order[e]].findBlock(low, 0);
+  const n =
+    essential === m - 1
+      ? candidatesOfOne(state, lanes[order[essential]], low, high, essential, below)
+      : candidatesOfMany(state, low, high, essential, below, above);
+  // The non-essential terms, largest bound first, each for the candidates left.
+  let kept = n;
+  for (let e = essential - 1; e >= 0 && kept > 0; e--) kept = addNonEssential(state, lanes[order[e]], low, kept);
+  const { candidates, partial } = state.scratch;
+  const best = state.best;
+  for (let c = 0; c < kept; c++) {
+    const score = partial[c];
+    if (score * SLACK * SLACK < state.threshold) continue;
+    best.offer(score);
+    state.finalOrdinals.push(candidates[c]);
+    state.finalScores.push(score);
+  }
+  const floor = best.floor / SLACK;
+  if (floor > state.threshold) state.threshold = floor;
+}
+
+/**
+ * The window's candidates when several terms are essential: their postings
+ * added up per note (scoreEssential), then the notes that can reach the
+ * threshold with the non-essential terms' bounds, first the window's
+ * (`below`), then those of the blocks the note falls in. Returns how many.
+ */
+function candidatesOfMany(state: Ranking, low: number, high: number, essential: number, below: number, above: number): number {
+  const { lanes, order, windowBounds, windows } = state;
+  const { scores, touched, candidates, partial, remaining } = state.scratch;
+  const w = low >> state.windowShift;
+  let count = 0;
+  for (let e = essential; e < lanes.length; e++) {
+    const t = order[e];
+    count = scoreEssential(state, lanes[t], low, high, below + above - windowBounds[t * windows + w], count);
+  }
+  touched.subarray(0, count).sort();
+  const live = state.index.liveFlags;
+  const accept = state.accept;
+  // A partial sum is at most the note's score: the k-th best of the window's is a lower bound of the final k-th.
+  const partials = state.partials;
+  partials.reset();
+  for (let c = 0; c < count; c++) {
+    const ordinal = touched[c];
+    if (live[ordinal] === 1 && (accept === undefined || accept(ordinal))) partials.offer(scores[ordinal - low]);
+  }
+  if (partials.floor / SLACK > state.threshold) state.threshold = partials.floor / SLACK;
+  const threshold = state.threshold;
+  let n = 0;
+  for (let c = 0; c < count; c++) {
+    const ordinal = touched[c];
+    const score = scores[ordinal - low];
+    scores[ordinal - low] = 0;
+    if (threshold >= (score + below) * SLACK || live[ordinal] !== 1 || (accept !== undefined && !accept(ordinal))) continue;
+    let rest = 0;
+    for (let e = 0; e < essential; e++) rest += lanes[order[e]].boundAt(ordinal);
+    if (threshold >= (score + rest) * SLACK) continue;
+    candidates[n] = ordinal;
+    partial[n] = score;
+    remaining[n++] = rest;
   }
   return n;
 }
 
 /**
- * The first term's pass (nothing touched yet): accumulate() block by block,
- * skipping each block whose bound (`blockBound`) plus what the other terms can
- * add (`rest`) cannot reach the k-th partial score seen so far: no note of it
- * can enter (if a later term touches one, its partial score only understates it).
+ * The window's candidates when one term is essential: its notes in [low,
+ * high) whose share can reach the threshold with the non-essential terms'
+ * bounds, first those of the blocks overlapping its block (a block that
+ * cannot is not decoded; a posting whose frequency is too small for it is
+ * dismissed before its share is computed), then those of the blocks the note
+ * falls in. Returns how many.
  */
-function accumulateFirst(
-  index: MemoryIndex,
-  list: TermPostings,
-  blockBound: (block: number) => number,
-  rest: number,
-  weight: number,
-  averages: Fields<number>,
-  accumulators: Float64Array,
-  touched: Int32Array,
-  best: Best,
-  leaders: Leaders,
-  threshold: number,
-  accept: ((ordinal: number) => boolean) | undefined,
-): number {
-  const skips = list.skips;
-  const complete = list.size >> BLOCK_SHIFT;
-  if (!skips || !list.blockMax) return accumulate(index, list, 0, list.length, -1, weight, averages, accumulators, touched, 0, best, leaders, accept);
-  let count = 0;
-  const blocks = Math.ceil(list.size / (1 << BLOCK_SHIFT));
-  for (let block = 0; block < blocks; block++) {
-    if (Math.max(threshold, best.floor) >= (blockBound(block) + rest) * SLACK) continue;
-    const from = block === 0 ? 0 : skips[2 * block - 1];
-    const previous = block === 0 ? -1 : skips[2 * block - 2];
-    const to = block < complete ? skips[2 * block + 1] : list.length;
-    count = accumulate(index, list, from, to, previous, weight, averages, accumulators, touched, count, best, leaders, accept);
-  }
-  return count;
-}
-
-/** What a term adds to any note of a block at most (its bound when the block has none). */
-function blockBounds(list: TermPostings, weight: number, drift: number, bound: number): (block: number) => number {
-  const blockMax = list.blockMax;
-  return (block) => (blockMax && block < blockMax.length ? weight * saturate(blockMax[block] * drift) : bound);
-}
-
-/**
- * Adds the term's share to the partial scores of the candidates (ascending
- * ordinals, `partial` beside them) that hold it, block by block: a block
- * holding no candidate is not decoded, and a candidate that could not reach
- * `threshold` even with the block's bound (`blockBound`) and the terms left
- * (`rest`) is dropped there (its partial set to -Infinity), so a block left
- * with none is not decoded either. The postings and the candidates are walked
- * together, both in order (the partial scores are read in sequence, not
- * through the per-note accumulators).
- */
-function addForCandidates(
-  index: MemoryIndex,
-  list: TermPostings,
-  blockBound: (block: number) => number,
-  rest: number,
-  threshold: number,
-  weight: number,
-  averages: Fields<number>,
-  candidates: Int32Array,
-  partial: Float64Array,
-): void {
-  const data = list.data;
-  const skips = list.skips;
-  const lengths = index.lengths;
+function candidatesOfOne(state: Ranking, lane: Lane, low: number, high: number, essential: number, below: number): number {
+  if (!lane.position(low)) return 0;
+  const { lanes, order } = state;
+  const { candidates, partial, remaining } = state.scratch;
+  const live = state.index.liveFlags;
+  const accept = state.accept;
+  const lengths = state.index.lengths;
+  const averages = state.averages;
+  const threshold = state.threshold;
   const { b, weights } = BM25F;
   const bodyWeight = weights[2];
   const bodyB = b[2];
   const bodyAverage = averages[2];
+  // The body's length normalisation as a product (for dismissing, not scoring).
+  const bodyBase = 1 - bodyB;
+  const bodyPerTerm = bodyB / bodyAverage;
   const k1 = BM25F.k1;
-  const complete = list.size >> BLOCK_SHIFT;
-  const blocks = Math.ceil(list.size / (1 << BLOCK_SHIFT));
-  const n = candidates.length;
-  let c = 0;
-  for (let block = 0; block < blocks && c < n; block++) {
-    const last = block < complete ? skips![2 * block] : list.last;
-    if (candidates[c] > last) continue;
-    const bound = blockBound(block) + rest;
-    const first = c;
-    let open = false;
-    for (; c < n && candidates[c] <= last; c++) {
-      if (threshold < (partial[c] + bound) * SLACK) open = true;
-      else partial[c] = -Infinity;
+  const weight = lane.weight;
+  const data = lane.data;
+  const size = lane.size;
+  const bounds = lane.bounds;
+  let at = lane.at;
+  let read = lane.read;
+  let previous = lane.previous;
+  let n = 0;
+  blocks: while (read < size) {
+    const block = read >> BLOCK_SHIFT;
+    const blockLast = lane.blockLast(block);
+    const blockEnd = Math.min((block + 1) << BLOCK_SHIFT, size);
+    const first = Math.max(low, (block === 0 ? -1 : lane.skips![2 * block - 2]) + 1);
+    let others = 0;
+    for (let e = 0; e < essential; e++) others += lanes[order[e]].rangeBound(first, Math.min(blockLast, high - 1));
+    if (others > below) others = below;
+    if (threshold >= (bounds[block] + others) * SLACK) {
+      // No note of this block can enter: skip it whole, or stop at the window's end.
+      if (blockLast >= high || block >= lane.complete) break;
+      at = lane.skips![2 * block + 1];
+      previous = blockLast;
+      read = blockEnd;
+      continue;
     }
-    if (!open) continue;
-    const end = c;
-    let at = block === 0 ? 0 : skips![2 * block - 1];
-    let ordinal = block === 0 ? -1 : skips![2 * block - 2];
-    const to = block < complete ? skips![2 * block + 1] : list.length;
-    let x = first;
-    while (at < to) {
-      let v = data[at++];
+    // The frequency a body-only posting needs (below it, its share cannot lift the note to the threshold; a margin of the slack squared).
+    const needed = (threshold / (SLACK * SLACK) - others) / weight;
+    const frequency = needed <= 0 ? 0 : (k1 * needed) / (k1 + 1 - needed);
+    while (read < blockEnd) {
+      let v = data[at];
+      let next = at + 1;
       if (v >= 128) {
         v &= 127;
         let shift = 7;
         let byte: number;
         do {
-          byte = data[at++];
+          byte = data[next++];
           v |= (byte & 127) << shift;
           shift += 7;
         } while (byte >= 128);
       }
-      ordinal += v >>> 2;
+      const ordinal = previous + (v >>> 2);
+      if (ordinal >= high) break blocks;
+      at = next;
+      previous = ordinal;
+      read++;
       const code = v & 3;
-      let title = 0;
-      let tags = 0;
-      let body = code + 1;
-      if (code === 3) {
-        let w = data[at++];
-        if (w >= 128) {
-          w &= 127;
+      let weighted: number;
+      if (code !== 3) {
+        if (ordinal < low) continue;
+        const length = lengths[3 * ordinal + 2];
+        if (bodyWeight * (code + 1) < frequency * (bodyBase + bodyPerTerm * length)) continue;
+        weighted = 0 + (bodyWeight * (code + 1)) / (1 - bodyB + (bodyB * length) / bodyAverage);
+      } else {
+        let f = data[at++];
+        if (f >= 128) {
+          f &= 127;
           let shift = 7;
           let byte: number;
           do {
             byte = data[at++];
-            w |= (byte & 127) << shift;
+            f |= (byte & 127) << shift;
             shift += 7;
           } while (byte >= 128);
         }
-        body = w >>> 1;
-        if (w & 1) {
+        let title = 0;
+        let tags = 0;
+        if (f & 1) {
           title = data[at++];
           if (title >= 128) {
             title &= 127;
@@ -357,166 +536,265 @@ function addForCandidates(
             } while (byte >= 128);
           }
         }
+        if (ordinal < low) continue;
+        const o = 3 * ordinal;
+        weighted = weightedFrequencyOf(title, tags, f >>> 1, lengths[o], lengths[o + 1], lengths[o + 2], averages);
       }
-      while (x < end && candidates[x] < ordinal) x++;
-      if (x === end) break;
-      if (candidates[x] !== ordinal || !(partial[x] > -Infinity)) continue;
-      const o = 3 * ordinal;
-      const weighted =
-        code !== 3
-          ? 0 + (bodyWeight * body) / (1 - bodyB + (bodyB * lengths[o + 2]) / bodyAverage)
-          : weightedFrequencyOf(title, tags, body, lengths[o], lengths[o + 1], lengths[o + 2], averages);
-      partial[x] += weight * ((weighted * (k1 + 1)) / (weighted + k1));
+      const score = weight * ((weighted * (k1 + 1)) / (weighted + k1));
+      if (threshold >= (score + others) * SLACK) continue;
+      let rest = 0;
+      for (let e = 0; e < essential; e++) rest += lanes[order[e]].boundAt(ordinal);
+      if (threshold >= (score + rest) * SLACK || live[ordinal] !== 1 || (accept !== undefined && !accept(ordinal))) continue;
+      candidates[n] = ordinal;
+      partial[n] = score;
+      remaining[n++] = rest;
     }
   }
+  lane.at = at;
+  lane.read = read;
+  lane.previous = previous;
+  return n;
 }
 
 /**
- * The top `k` notes by BM25F among all notes holding any of `terms` (index
- * terms, distinct), exactly as if every such note were scored; more than `k`
- * when notes tie with the k-th. `accept`, when given, limits the notes that
- * may be returned (by ordinal: see MemoryIndex.keyOf); the statistics stay
- * those of the whole corpus.
- *
- * Each term has a bound, the most it adds to any note. Terms are taken largest
- * bound first, each one's postings added to per-note accumulators in one tight
- * pass over its compressed bytes, while the k-th best partial score seen (a
- * lower bound of the final k-th score) is kept. After each pass the notes of
- * the best partial scores are scored fully (seed()): the k-th of those full
- * scores is a lower bound of the final k-th too, and usually a far higher
- * one. Once the bounds of the terms left cannot lift a note never touched to
- * the k-th score known, only the touched notes that still can (partial +
- * bounds left) remain candidates, and the terms left are added for them
- * alone, block by block (addForCandidates); candidates drop out as the bounds
- * left shrink, and their best are seeded again. Partial scores sum in bound
- * order; the candidates whose sum is within the slack of the k-th are scored
- * again in query order (every scorer's float) and cut to the top k.
+ * Adds the lane's share of each of its notes in [low, high) to the window's
+ * partial scores, listing the notes first touched; a block whose bound plus
+ * `others` (what the other terms add at most) cannot reach the threshold is
+ * not decoded. Returns the new count of touched notes.
  */
-export function rankInMemory(index: MemoryIndex, terms: string[], k: number, accept?: (ordinal: number) => boolean): Ranked[] {
-  if (terms.length === 0 || k <= 0 || index.notes <= 0) return [];
-  const averages = index.lengthSums.map((sum) => Math.max(sum / index.notes, 1e-9)) as Fields<number>;
-  const lists: TermPostings[] = [];
-  const weights: number[] = [];
-  for (const term of terms) {
-    const postings = index.postings(term);
-    if (!postings) continue;
-    lists.push(postings);
-    weights.push(idf(index.notes, postings.notes));
-  }
-  const m = lists.length;
-  if (m === 0) return [];
-  const drifts = lists.map((postings) => index.bounds(postings, averages));
-  const bounds = lists.map((postings, i) => weights[i] * saturate(postings.maxWeighted * drifts[i]));
-  const order = lists.map((_, i) => i).sort((a, b) => bounds[b] - bounds[a] || a - b);
-  // left[j]: the bounds of the terms after order[j], summed (0 after the last).
-  const left = new Float64Array(m);
-  for (let j = m - 2; j >= 0; j--) left[j] = left[j + 1] + bounds[order[j + 1]];
-
-  const { accumulators, touched, candidates: room } = index.scratch();
-  const best = new Best(k);
-  const leaders = new Leaders();
-  const seeded = new Best(k);
-  const scored = new Set<number>();
-  let threshold = -Infinity;
-  let count = 0;
-  try {
-    // Term at a time while a note not yet touched could still enter.
-    let j = 0;
-    for (;;) {
-      const i = order[j];
-      best.reset();
-      leaders.reset(j < m - 1 ? Math.floor(lists[order[j + 1]].size / (m * SEED_COST)) : 0);
-      const list = lists[i];
-      if (j === 0) {
-        count = accumulateFirst(index, list, blockBounds(list, weights[i], drifts[i], bounds[i]), left[0], weights[i], averages, accumulators, touched, best, leaders, threshold, accept);
+function scoreEssential(state: Ranking, lane: Lane, low: number, high: number, others: number, count: number): number {
+  if (!lane.position(low)) return count;
+  const { scores, touched } = state.scratch;
+  const lengths = state.index.lengths;
+  const averages = state.averages;
+  const threshold = state.threshold;
+  const { b, weights } = BM25F;
+  const bodyWeight = weights[2];
+  const bodyB = b[2];
+  const bodyAverage = averages[2];
+  const k1 = BM25F.k1;
+  const weight = lane.weight;
+  const data = lane.data;
+  const size = lane.size;
+  let at = lane.at;
+  let read = lane.read;
+  let previous = lane.previous;
+  let n = count;
+  blocks: while (read < size) {
+    const block = read >> BLOCK_SHIFT;
+    const blockLast = lane.blockLast(block);
+    const blockEnd = Math.min((block + 1) << BLOCK_SHIFT, size);
+    if (threshold >= (lane.blockBound(block) + others) * SLACK) {
+      // No note of this block can enter: skip it whole, or stop at the window's end.
+      if (blockLast >= high || block >= lane.complete) break;
+      at = lane.skips![2 * block + 1];
+      previous = blockLast;
+      read = blockEnd;
+      continue;
+    }
+    while (read < blockEnd) {
+      let v = data[at];
+      let next = at + 1;
+      if (v >= 128) {
+        v &= 127;
+        let shift = 7;
+        let byte: number;
+        do {
+          byte = data[next++];
+          v |= (byte & 127) << shift;
+          shift += 7;
+        } while (byte >= 128);
+      }
+      const ordinal = previous + (v >>> 2);
+      if (ordinal >= high) break blocks;
+      at = next;
+      previous = ordinal;
+      read++;
+      const code = v & 3;
+      let weighted: number;
+      if (code !== 3) {
+        if (ordinal < low) continue;
+        // The body-only case inline: the same operations as weightedFrequencyOf with zero title and tags counts.
+        weighted = 0 + (bodyWeight * (code + 1)) / (1 - bodyB + (bodyB * lengths[3 * ordinal + 2]) / bodyAverage);
       } else {
-        count = accumulate(index, list, 0, list.length, -1, weights[i], averages, accumulators, touched, count, best, leaders, accept);
+        let f = data[at++];
+        if (f >= 128) {
+          f &= 127;
+          let shift = 7;
+          let byte: number;
+          do {
+            byte = data[at++];
+            f |= (byte & 127) << shift;
+            shift += 7;
+          } while (byte >= 128);
+        }
+        let title = 0;
+        let tags = 0;
+        if (f & 1) {
+          title = data[at++];
+          if (title >= 128) {
+            title &= 127;
+            let shift = 7;
+            let byte: number;
+            do {
+              byte = data[at++];
+              title |= (byte & 127) << shift;
+              shift += 7;
+            } while (byte >= 128);
+          }
+          tags = data[at++];
+          if (tags >= 128) {
+            tags &= 127;
+            let shift = 7;
+            let byte: number;
+            do {
+              byte = data[at++];
+              tags |= (byte & 127) << shift;
+              shift += 7;
+            } while (byte >= 128);
+          }
+        }
+        if (ordinal < low) continue;
+        const o = 3 * ordinal;
+        weighted = weightedFrequencyOf(title, tags, f >>> 1, lengths[o], lengths[o + 1], lengths[o + 2], averages);
       }
-      threshold = Math.max(threshold, best.floor);
-      // The best partial scores so far are likely among the best full ones:
-      // scoring them fully gives a k-th score that often ends the passes early.
-      threshold = Math.max(threshold, seed(index, lists, weights, averages, leaders, scored, seeded));
-      if (j === m - 1 || threshold >= left[j] * SLACK) break;
-      j++;
+      const slot = ordinal - low;
+      const before = scores[slot];
+      if (before === 0) touched[n++] = ordinal;
+      scores[slot] = before + weight * ((weighted * (k1 + 1)) / (weighted + k1));
     }
-    // The touched notes that can still enter (j: the last term added whole), by ordinal;
-    // the others' accumulators are set to -Infinity (never added to again).
-    let candidates = canEnter(index, touched, count, j === 0, accumulators, threshold, left[j], accept, room);
-    // Their partial scores, beside them from here on (read in order).
-    let partial = new Float64Array(candidates.length);
-    for (let c = 0; c < candidates.length; c++) partial[c] = accumulators[candidates[c]];
-    // The terms left, added for the candidates alone (blocks without one are not decoded).
-    for (j++; j < m && candidates.length > 0; j++) {
-      const i = order[j];
-      addForCandidates(index, lists[i], blockBounds(lists[i], weights[i], drifts[i], bounds[i]), left[j], threshold, weights[i], averages, candidates, partial);
-      best.reset();
-      leaders.reset(j < m - 1 ? Math.min(candidates.length >> 4, Math.floor(lists[order[j + 1]].size / (m * SEED_COST))) : 0);
-      for (let c = 0; c < candidates.length; c++) {
-        const value = partial[c];
-        if (value > best.floor) best.offer(value);
-        if (value > leaders.floor) leaders.offer(value, candidates[c]);
-      }
-      threshold = Math.max(threshold, best.floor, seed(index, lists, weights, averages, leaders, scored, seeded));
-      // Drop those the bounds left cannot lift to the k-th score.
-      const floor = left[j];
-      let kept = 0;
-      for (let c = 0; c < candidates.length; c++) {
-        if (!(threshold < (partial[c] + floor) * SLACK)) continue;
-        candidates[kept] = candidates[c];
-        partial[kept++] = partial[c];
-      }
-      candidates = candidates.subarray(0, kept);
-      partial = partial.subarray(0, kept);
-    }
-    return rescore(index, lists, weights, averages, candidates, partial, threshold, k);
-  } finally {
-    for (let t = 0; t < count; t++) accumulators[touched[t]] = 0;
   }
+  lane.at = at;
+  lane.read = read;
+  lane.previous = previous;
+  return n;
 }
 
 /**
- * The live, accepted notes among the `count` touched that can still reach
- * `threshold` with `left` more, in ascending ordinal order (as touched when
- * `ascending`: one pass touched them all; else sorted when few, else found by
- * one scan over the accumulators); the others' accumulators become -Infinity.
+ * Adds the lane's share to each candidate (ascending ordinals in the window
+ * starting at `low`, partial sums and what the terms not added yet give at
+ * most beside them) that holds the term, in place of the bound of the lane's
+ * block it falls in, and drops those that can no longer reach the threshold.
+ * Returns the candidates kept (moved to the front).
  */
-function canEnter(
-  index: MemoryIndex,
-  touched: Int32Array,
-  count: number,
-  ascending: boolean,
-  accumulators: Float64Array,
-  threshold: number,
-  left: number,
-  accept: ((ordinal: number) => boolean) | undefined,
-  room: Int32Array,
-): Int32Array {
-  const live = index.liveFlags;
+function addNonEssential(state: Ranking, lane: Lane, low: number, count: number): number {
+  const threshold = state.threshold;
+  const { candidates, partial, remaining } = state.scratch;
   let kept = 0;
-  if (ascending) {
-    for (let t = 0; t < count; t++) {
-      const ordinal = touched[t];
-      if (threshold < (accumulators[ordinal] + left) * SLACK && live[ordinal] === 1 && (accept === undefined || accept(ordinal))) room[kept++] = ordinal;
-      else accumulators[ordinal] = -Infinity;
+  const present = lane.position(low);
+  const lengths = state.index.lengths;
+  const averages = state.averages;
+  const { b, weights } = BM25F;
+  const bodyWeight = weights[2];
+  const bodyB = b[2];
+  const bodyAverage = averages[2];
+  const k1 = BM25F.k1;
+  const weight = lane.weight;
+  const data = lane.data;
+  const skips = lane.skips;
+  const bounds = lane.bounds;
+  const size = lane.size;
+  const complete = lane.complete;
+  const blocks = lane.blocks;
+  let at = lane.at;
+  let read = lane.read;
+  let previous = lane.previous;
+  let block = present ? read >> BLOCK_SHIFT : blocks;
+  for (let c = 0; c < count; c++) {
+    const target = candidates[c];
+    let score = partial[c];
+    // The block the target falls in, as boundAt() found it.
+    while (block < complete && skips![2 * block] < target) block++;
+    if (block === complete && target > lane.last) block = blocks;
+    if (block < blocks) {
+      const rest = remaining[c] - bounds[block];
+      if (read >> BLOCK_SHIFT !== block) {
+        at = skips![2 * block - 1];
+        previous = skips![2 * block - 2];
+        read = block << BLOCK_SHIFT;
+      }
+      // Decode up to the target.
+      while (read < size) {
+        let v = data[at];
+        let next = at + 1;
+        if (v >= 128) {
+          v &= 127;
+          let shift = 7;
+          let byte: number;
+          do {
+            byte = data[next++];
+            v |= (byte & 127) << shift;
+            shift += 7;
+          } while (byte >= 128);
+        }
+        const ordinal = previous + (v >>> 2);
+        if (ordinal > target) break;
+        at = next;
+        previous = ordinal;
+        read++;
+        const code = v & 3;
+        let title = 0;
+        let tags = 0;
+        let body = code + 1;
+        if (code === 3) {
+          let f = data[at++];
+          if (f >= 128) {
+            f &= 127;
+            let shift = 7;
+            let byte: number;
+            do {
+              byte = data[at++];
+              f |= (byte & 127) << shift;
+              shift += 7;
+            } while (byte >= 128);
+          }
+          body = f >>> 1;
+          if (f & 1) {
+            title = data[at++];
+            if (title >= 128) {
+              title &= 127;
+              let shift = 7;
+              let byte: number;
+              do {
+                byte = data[at++];
+                title |= (byte & 127) << shift;
+                shift += 7;
+              } while (byte >= 128);
+            }
+            tags = data[at++];
+            if (tags >= 128) {
+              tags &= 127;
+              let shift = 7;
+              let byte: number;
+              do {
+                byte = data[at++];
+                tags |= (byte & 127) << shift;
+                shift += 7;
+              } while (byte >= 128);
+            }
+          }
+        }
+        if (ordinal < target) continue;
+        const o = 3 * ordinal;
+        const weighted =
+          code !== 3
+            ? 0 + (bodyWeight * body) / (1 - bodyB + (bodyB * lengths[o + 2]) / bodyAverage)
+            : weightedFrequencyOf(title, tags, body, lengths[o], lengths[o + 1], lengths[o + 2], averages);
+        score += weight * ((weighted * (k1 + 1)) / (weighted + k1));
+        break;
+      }
+      if (threshold >= (score + rest) * SLACK) continue;
+      remaining[kept] = rest;
+    } else {
+      remaining[kept] = remaining[c];
     }
-    return room.subarray(0, kept);
+    candidates[kept] = target;
+    partial[kept++] = score;
   }
-  for (let t = 0; t < count; t++) {
-    const ordinal = touched[t];
-    if (threshold < (accumulators[ordinal] + left) * SLACK && live[ordinal] === 1 && (accept === undefined || accept(ordinal))) kept++;
-    else accumulators[ordinal] = -Infinity;
-  }
-  const pool = room.subarray(0, kept);
-  kept = 0;
-  if (pool.length * 16 < index.ordinals) {
-    for (let t = 0; t < count; t++) {
-      const ordinal = touched[t];
-      if (accumulators[ordinal] > 0) pool[kept++] = ordinal;
-    }
-    return pool.sort();
-  }
-  for (let ordinal = 0, end = index.ordinals; ordinal < end; ordinal++) if (accumulators[ordinal] > 0) pool[kept++] = ordinal;
-  return pool;
+  lane.at = at;
+  lane.read = read;
+  lane.previous = previous;
+  return kept;
 }
 
 /** A term's share in the note at the cursor (its current posting). */
@@ -529,25 +807,16 @@ function sharer(index: MemoryIndex, weight: number, averages: Fields<number>, cu
 }
 
 /**
- * The exact top k among `candidates` (ascending ordinals, `partial` beside
- * them: every term's share summed in bound order): those whose sum is within the slack of the k-th are scored
- * again with the shares summed in query-term order, as every scorer sums.
+ * The exact top k among the notes scored whole: those whose sum is within
+ * the slack of the k-th are scored again with the shares summed in query-term
+ * order, as every scorer sums.
  */
-function rescore(
-  index: MemoryIndex,
-  lists: TermPostings[],
-  weights: number[],
-  averages: Fields<number>,
-  candidates: Int32Array,
-  partial: Float64Array,
-  threshold: number,
-  k: number,
-): Ranked[] {
-  const best = new Best(k);
-  for (let c = 0; c < candidates.length; c++) best.offer(partial[c]);
-  const cut = Math.max(best.floor, threshold) / (SLACK * SLACK);
-  const finalists: number[] = [];
-  for (let c = 0; c < candidates.length; c++) if (partial[c] >= cut) finalists.push(candidates[c]);
+function rescore(index: MemoryIndex, lists: TermPostings[], weights: number[], averages: Fields<number>, state: Ranking, k: number): Ranked[] {
+  const cut = Math.max(state.best.floor, state.threshold) / (SLACK * SLACK);
+  let finalists: number[] = [];
+  for (let f = 0; f < state.finalOrdinals.length; f++) if (state.finalScores[f] >= cut) finalists.push(state.finalOrdinals[f]);
+  finalists.sort((a, b) => a - b);
+  finalists = finalists.filter((ordinal, f) => f === 0 || finalists[f - 1] !== ordinal);
   const scores = scoreFully(index, lists, weights, averages, finalists);
   const top = new TopK(k);
   for (let f = 0; f < finalists.length; f++) top.offer(index.keyOf(finalists[f]), scores[f]);
@@ -560,37 +829,7 @@ function scoreFully(index: MemoryIndex, lists: TermPostings[], weights: number[]
   for (let i = 0; i < lists.length; i++) {
     const cursor = new PostingCursor(lists[i]);
     const share = sharer(index, weights[i], averages, cursor);
-    for (let f = 0; f < ordinals.length; f++) if (cursor.seek(ordinals[f])) scores[f] += share(ordinals[f]);
+    for (let f = 0; f < ordinals.length; f++) if (cursor.leap(ordinals[f])) scores[f] += share(ordinals[f]);
   }
   return scores;
-}
-
-/**
- * Scores fully the notes of `leaders` (live, accepted: the best partial
- * scores of the last pass) not scored before, into `seeded`; returns its k-th
- * score over the slack (a lower bound of the final k-th: k distinct notes
- * score at least that), -Infinity until k notes were scored.
- */
-function seed(
-  index: MemoryIndex,
-  lists: TermPostings[],
-  weights: number[],
-  averages: Fields<number>,
-  leaders: Leaders,
-  scored: Set<number>,
-  seeded: Best,
-): number {
-  const picked: number[] = [];
-  for (let s = 0; s < leaders.count; s++) {
-    const ordinal = leaders.ordinals[s];
-    if (scored.has(ordinal)) continue;
-    scored.add(ordinal);
-    picked.push(ordinal);
-  }
-  if (picked.length > 0) {
-    picked.sort((a, b) => a - b);
-    const scores = scoreFully(index, lists, weights, averages, picked);
-    for (let p = 0; p < picked.length; p++) seeded.offer(scores[p]);
-  }
-  return seeded.floor / SLACK;
 }

@@ -35,7 +35,7 @@ export const POSTING_BYTES = 2.5;
  */
 export const TERM_BYTES = 240;
 const NOTE_BYTES = 100;
-const NOTE_ARRAYS_BYTES = 8 + 12 + 1 + 8 + 4 + 4;
+const NOTE_ARRAYS_BYTES = 8 + 12 + 1 + 8 + 4;
 
 /**
  * The notes holding one term, by ordinal (ascending: ordinals are handed out
@@ -348,10 +348,11 @@ export class MemoryIndex {
   private nextOrdinal = 0;
   private removed = 0;
   private postingBytes = 0;
-  /** Ranking's per-note scratch (see maxscore.ts): partial scores, all zero between queries, and the notes touched. */
+  /** The similar-notes lookup's per-note scratch (similar-memory.ts): partial scores, all zero between queries, and the notes touched. */
   private accumulators = new Float64Array(0);
   private touchedList = new Int32Array(0);
-  private candidateList = new Int32Array(0);
+  /** Ranking's scratch (maxscore.ts owns its shape), kept between queries; null until the first search. */
+  rankingScratch: unknown = null;
   /** Live notes. */
   notes = 0;
   /** Terms in each field, summed over live notes. */
@@ -505,14 +506,13 @@ export class MemoryIndex {
     return this.nextOrdinal;
   }
 
-  /** Ranking's scratch: one accumulator per ordinal (all zero between queries) and room to list the notes touched and the candidates. */
-  scratch(): { accumulators: Float64Array; touched: Int32Array; candidates: Int32Array } {
+  /** The similar-notes lookup's scratch: one accumulator per ordinal (all zero between queries) and room to list the notes touched. */
+  scratch(): { accumulators: Float64Array; touched: Int32Array } {
     if (this.accumulators.length < this.nextOrdinal) {
       this.accumulators = new Float64Array(this.keys.length);
       this.touchedList = new Int32Array(this.keys.length);
-      this.candidateList = new Int32Array(this.keys.length);
     }
-    return { accumulators: this.accumulators, touched: this.touchedList, candidates: this.candidateList };
+    return { accumulators: this.accumulators, touched: this.touchedList };
   }
 
   /** Approximate heap bytes held (postings arrays, per-term and per-note overheads, ranking scratch). */

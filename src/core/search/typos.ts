@@ -2,27 +2,49 @@
 // index term (docs/design.md, "Search").
 import { porterStem } from "./porter.ts";
 
-/** Optimal-string-alignment distance (edits and adjacent swaps), or max + 1 once it must exceed max. */
+/** Three rows of the distance table, reused between calls (grown for longer words). */
+let rows = new Int32Array(3 * 72);
+
+/**
+ * Optimal-string-alignment distance (edits and adjacent swaps), or max + 1
+ * once it must exceed max. Only the band of cells within max of the diagonal
+ * is computed: a distance of at most max never passes outside it.
+ */
 export function editDistance(a: string, b: string, max: number): number {
   if (Math.abs(a.length - b.length) > max) return max + 1;
-  let before = new Array<number>(b.length + 1).fill(0);
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  const width = b.length + 1;
+  if (rows.length < 3 * width) rows = new Int32Array(6 * width);
+  const table = rows;
+  const far = max + 1;
+  // Offsets of the row two back, the previous row and the current one (rotated after each row).
+  let before = 0;
+  let previous = width;
+  let current = 2 * width;
+  for (let j = 0; j < width; j++) table[previous + j] = j <= max ? j : far;
   for (let i = 1; i <= a.length; i++) {
-    const current = new Array<number>(b.length + 1);
-    current[0] = i;
-    let best = i;
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let d = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, before[j - 2] + 1);
-      current[j] = d;
+    const ai = a.charCodeAt(i - 1);
+    const aBefore = i > 1 ? a.charCodeAt(i - 2) : -1;
+    const low = Math.max(1, i - max);
+    const high = Math.min(b.length, i + max);
+    table[current + low - 1] = low === 1 ? i : far;
+    let best = low === 1 ? i : far;
+    for (let j = low; j <= high; j++) {
+      const bj = b.charCodeAt(j - 1);
+      let d = table[previous + j - 1] + (ai === bj ? 0 : 1);
+      if (table[previous + j] + 1 < d) d = table[previous + j] + 1;
+      if (table[current + j - 1] + 1 < d) d = table[current + j - 1] + 1;
+      if (j > 1 && ai === b.charCodeAt(j - 2) && aBefore === bj && table[before + j - 2] + 1 < d) d = table[before + j - 2] + 1;
+      table[current + j] = d;
       if (d < best) best = d;
     }
-    if (best > max) return max + 1;
+    if (high < b.length) table[current + high + 1] = far;
+    if (best > max) return far;
+    const oldest = before;
     before = previous;
     previous = current;
+    current = oldest;
   }
-  return previous[b.length];
+  return Math.min(table[previous + b.length], far);
 }
 
 /** Words this short, or holding anything but a-z, are never corrected. */
@@ -68,6 +90,8 @@ export function bestCorrection(word: string, vocabulary: { term: string; doc: nu
     let distance = editDistance(stem, term, max);
     for (const ending of ENDINGS) {
       if (distance <= 1) break;
+      // Past max - 1 on length alone (what editDistance would answer first), without building the string.
+      if (Math.abs(word.length - term.length - ending.length) > max - 1) continue;
       distance = Math.min(distance, editDistance(word, term + ending, max - 1) + 1);
     }
     if (distance > max) continue;
