@@ -131,20 +131,28 @@ export class SearchFollower<P> {
       return;
     }
     this.state = { kind: "loading" };
+    // loaded() waits from here: a rebuild begun by a catch-up (the log trimmed past this
+    // store's place) is waited for too, whether it runs now or in the background.
+    let settle!: (done: Promise<unknown>) => void;
+    this.loading = new Promise<void>((resolve) => {
+      settle = (done) => void done.then(() => resolve(), () => resolve());
+    });
     let plan: BuildPlan;
     try {
       plan = await this.log.plan();
     } catch (error) {
       this.fail(`building the in-memory postings failed: ${(error as Error).message}`);
+      settle(Promise.resolve());
       return;
     }
     if (plan.bytes !== null && plan.bytes > this.budgetBytes) {
       this.fail(overBudget(plan.bytes, this.budgetBytes));
+      settle(Promise.resolve());
       return;
     }
     const build = this.build(plan.now);
+    settle(build.then(() => this.pending ?? undefined));
     if (plan.now) await build;
-    else this.loading = build.then(() => this.pending ?? undefined);
     if (this.options.pollMs && !this.timer) {
       this.timer = setInterval(() => void this.follow().catch(() => {}), this.options.pollMs);
       this.timer.unref?.();
