@@ -89,11 +89,10 @@ class SqliteSearchLog implements SearchLog<number> {
     // other, there is nothing to read, and the transaction and query are skipped.
     const changed = own ? this.s.changed.get()! : null;
     const last = this.lastRead;
-    this.lastRead = null;
     if (changed && written.size === 0 && last?.position === from && last.changed.own === changed.own && last.changed.others === changed.others) {
-      this.lastRead = last;
       return { position: from, changes: [] };
     }
+    this.lastRead = null;
     if (own) this.sqlite.exec("BEGIN");
     try {
       const rows: LogRow[] = [];
