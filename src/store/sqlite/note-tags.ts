@@ -10,8 +10,11 @@ function prepare(sqlite: Database) {
   // ?2: a JSON array of the other tags a note must carry, ?3 its length.
   const carriesOthers = `(SELECT count(*) FROM note_tags o WHERE o.post_pk = t.post_pk AND o.tag IN (SELECT value FROM json_each(?2))) = ?3`;
   return {
+    // A note's tag is stored once: the table has no (tag, post_pk) key since
+    // drizzle/0008 (schema.ts), so this statement checks, by note_tags_post.
     add: sqlite.query<unknown, [number, number, number, string]>(
-      "INSERT OR IGNORE INTO note_tags(tag, post_pk, score, created_at) SELECT DISTINCT value, ?1, ?2, ?3 FROM json_each(?4)",
+      `INSERT INTO note_tags(tag, post_pk, score, created_at) SELECT DISTINCT j.value, ?1, ?2, ?3 FROM json_each(?4) j
+        WHERE NOT EXISTS (SELECT 1 FROM note_tags o WHERE o.post_pk = ?1 AND o.tag = j.value)`,
     ),
     remove: sqlite.query<unknown, [number]>("DELETE FROM note_tags WHERE post_pk = ?"),
     setScore: sqlite.query<unknown, [number, number]>("UPDATE note_tags SET score = ?2 WHERE post_pk = ?1"),

@@ -2,7 +2,7 @@
 // the same write), read through a byte-bounded cache kept right across
 // processes by the note signal, delete, search.
 import type { Database } from "bun:sqlite";
-import { desc, eq, sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import type { BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { BoundedCache } from "../bounded-cache.ts";
 import { NOTE_CACHE_ENTRIES, noteRecordBytes as noteBytes } from "../note-records.ts";
@@ -12,7 +12,7 @@ import { ChangeSignal, NOTE_SIGNAL_FILE } from "./change-signal.ts";
 import type { CommitHooks, GroupCommit } from "./group-commit.ts";
 import type * as schema from "./schema.ts";
 import { posts } from "./schema.ts";
-import { NOTE_SELECT, noteColumns, toNote, type NoteRow } from "./note-row.ts";
+import { NOTE_SELECT, toCreated, toNote, type NoteRow } from "./note-row.ts";
 import type { SqliteSearch } from "./search.ts";
 import { onFirstUse } from "./on-first-use.ts";
 
@@ -68,31 +68,21 @@ export class SqliteNotes implements CommitHooks {
   // than running it on an indexed SQLite table.
   private prepare() {
     const db = this.db;
-    const no = sql.placeholder("contributorNo");
     return {
       // Read by every keyed GET, as a plain bun:sqlite statement: Drizzle's
       // row mapping costs a third of its time.
       byId: this.sqlite.query<NoteRow, [string]>(`SELECT ${NOTE_SELECT} FROM posts p WHERE p.id = ?`),
-      latest: db
-        .select({ id: posts.id, title: posts.title, body: posts.body, tags: posts.tags })
-        .from(posts)
-        .where(eq(posts.contributorNo, no))
-        .orderBy(desc(posts.pk))
-        .limit(1)
-        .prepare(),
-      insert: db
-        .insert(posts)
-        .values({
-          id: sql.placeholder("id"),
-          contributorNo: no,
-          title: sql.placeholder("title"),
-          body: sql.placeholder("body"),
-          tags: sql.placeholder("tags"),
-          createdAt: sql.placeholder("createdAt"),
-          supersedes: sql.placeholder("supersedes"),
-        })
-        .returning(noteColumns)
-        .prepare(),
+      // The create path's two statements, as plain bun:sqlite statements too:
+      // through Drizzle they were ~5% of the server's main thread under a
+      // write load of ~2 KB notes (docs/benchmarks.md, "Writes of ~2 KB
+      // notes, third round").
+      latest: this.sqlite.query<{ id: string; title: string; body: string; tags: string }, [number]>(
+        "SELECT id, title, body, tags FROM posts WHERE contributor_no = ? ORDER BY pk DESC LIMIT 1",
+      ),
+      // No RETURNING: the new row is the values bound and the columns' defaults (toCreated).
+      insert: this.sqlite.query<unknown, [string, number, string, string, string, number, string | null]>(
+        "INSERT INTO posts(id, contributor_no, title, body, tags, created_at, supersedes) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      ),
       own: this.sqlite.query<Omit<OwnNoteRecord, "tags"> & { tags: string }, [number, number, number]>(
         `SELECT pk, id, title, tags, score, comment_count AS commentCount, supersedes, superseded_by AS supersededBy, created_at AS createdAt
            FROM posts WHERE contributor_no = ? AND pk < ? ORDER BY pk DESC LIMIT ?`,
@@ -148,7 +138,7 @@ export class SqliteNotes implements CommitHooks {
     completion?: IdempotencyCompletion<NoteRecord | { duplicateOf: string } | SupersedeRefusal>,
   ) {
     return this.commit.write((): NoteRecord | { duplicateOf: string } | SupersedeRefusal => {
-      const latest = this.statements().latest.get({ contributorNo: note.contributorNo });
+      const latest = this.statements().latest.get(note.contributorNo);
       if (latest && isDuplicate({ title: latest.title, body: latest.body, tags: JSON.parse(latest.tags) })) return this.idempotency.answered(completion, { duplicateOf: latest.id });
       const older = note.supersedes ? this.statements().links.get(note.supersedes) : null;
       if (note.supersedes) {
@@ -157,17 +147,18 @@ export class SqliteNotes implements CommitHooks {
         if (older.contributorNo !== note.contributorNo) return this.idempotency.answered(completion, { supersedeForbidden: true });
         if (older.supersededBy !== null) return this.idempotency.answered(completion, { alreadySupersededBy: older.supersededBy });
       }
-      const { vector: _, ...fields } = note;
-      const row = this.statements().insert.get({ ...fields, tags: JSON.stringify(note.tags), supersedes: note.supersedes ?? null })!;
-      this.searchIndex.add({ pk: row.pk, title: note.title, tags: note.tags, body: note.body, vector: note.vector });
-      this.searchIndex.tags.add(row.pk, note.tags, 0, note.createdAt);
+      const supersedes = note.supersedes ?? null;
+      const { lastInsertRowid } = this.statements().insert.run(note.id, note.contributorNo, note.title, note.body, JSON.stringify(note.tags), note.createdAt, supersedes);
+      const pk = Number(lastInsertRowid);
+      this.searchIndex.add({ pk, title: note.title, tags: note.tags, body: note.body, vector: note.vector });
+      this.searchIndex.tags.add(pk, note.tags, 0, note.createdAt);
       if (older && note.supersedes) {
         this.statements().markSuperseded.run(older.pk, note.id);
         this.changed(note.supersedes);
         this.searchIndex.remove(older.pk);
         this.searchIndex.tags.remove(older.pk);
       }
-      return this.idempotency.answered(completion, toNote(row));
+      return this.idempotency.answered(completion, toCreated(note, supersedes));
     });
   }
 

@@ -59,10 +59,16 @@ export const noteTags = sqliteTable(
     score: integer("score").notNull(),
     createdAt: integer("created_at").notNull(),
   },
+  // One tag-ordered index, no (tag, post_pk) key beside it: each batch of
+  // writes rewrote a page per distinct tag in each of the two, ~1.7 of a ~2 KB
+  // note's 7 pages (docs/benchmarks.md, "Writes of ~2 KB notes, third round";
+  // drizzle/0008_note_tags_one_order.sql). A note's tag is stored once by the
+  // one statement that adds tags (note-tags.ts), which checks by note_tags_post;
+  // that index holds the tag too, so the check and a search's "carries the
+  // other tags" read no table row.
   (table) => [
-    primaryKey({ columns: [table.tag, table.postPk] }),
     index("note_tags_order").on(table.tag, table.score, table.createdAt, table.postPk),
-    index("note_tags_post").on(table.postPk),
+    index("note_tags_post").on(table.postPk, table.tag),
   ],
 );
 
