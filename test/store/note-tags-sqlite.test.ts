@@ -33,6 +33,12 @@ test("a note's tag is stored once, however often its tags are added; the table k
     expect((await store.search(searchRequest("tag:db tag:ops", 10))).map((n) => n.id)).toEqual([id]);
     const indexes = store.sqlite.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'note_tags' ORDER BY name").all();
     expect(indexes.map((row) => row.name)).toEqual(["note_tags_order", "note_tags_post"]);
+    // The supersedes index holds only notes that supersede one, and still refuses a second.
+    const entries = store.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM posts INDEXED BY posts_supersedes_unique WHERE supersedes IS NOT NULL").get()!;
+    expect(entries.n).toBe(0);
+    store.sqlite.exec(`UPDATE posts SET supersedes = 'x' WHERE pk = ${pk}`);
+    await store.createNote({ id: "00000000-0000-7000-8000-000000000002", contributorNo, title: "Other", body: "c", tags: [], createdAt: 2 }, () => false);
+    expect(() => store.sqlite.exec("UPDATE posts SET supersedes = 'x' WHERE id = '00000000-0000-7000-8000-000000000002'")).toThrow(/UNIQUE/);
   } finally {
     await store.close();
   }

@@ -40,7 +40,8 @@ export const posts = sqliteTable(
   (table) => [
     index("posts_contributor_pk").on(table.contributorNo, table.pk),
     // A note is superseded by one note at most: two racing supersedes cannot both commit.
-    uniqueIndex("posts_supersedes_unique").on(table.supersedes),
+    // Partial (drizzle/0008): most notes supersede none; a NULL entry for each cost writes index pages.
+    uniqueIndex("posts_supersedes_unique").on(table.supersedes).where(sql`${table.supersedes} IS NOT NULL`),
   ],
 );
 
