@@ -1,5 +1,6 @@
 // What build.ts (this platform) and release.ts (every platform) share: the
 // compile options, and the commit stamped into `cairn version`.
+import { FOLD_WORKER_ENTRY } from "./src/store/sqlite/fold-thread.ts";
 
 /** The checked-out commit (with "-dirty" when the tree has changes), or "unknown" outside git. */
 export function buildCommit(): string {
@@ -11,7 +12,8 @@ export function buildCommit(): string {
 
 export async function compile(options: { outfile: string; commit: string; target?: Bun.Build.CompileTarget }): Promise<void> {
   const result = await Bun.build({
-    entrypoints: ["./src/main.ts"],
+    // The fold thread's worker is an entry point of its own (src/store/sqlite/fold-thread.ts names it).
+    entrypoints: ["./src/main.ts", FOLD_WORKER_ENTRY],
     compile: options.target ? { outfile: options.outfile, target: options.target } : { outfile: options.outfile },
     minify: true,
     target: "bun",

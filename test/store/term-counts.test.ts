@@ -4,6 +4,8 @@
 // reusing keys, across several folds and with a short log; at checkpoints
 // both stores' counts per tier and typo vocabulary equal those counted from
 // the stored vectors, and once folded the table holds exactly those counts.
+// After a store's first fold its folds are prepared by a worker thread and
+// applied between write batches (fold-thread.ts); the same checks hold.
 import { afterAll, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { tierOf, TIERS } from "../../src/core/search/ranking.ts";
@@ -108,6 +110,8 @@ for (const foldEvery of [FOLD_EVERY, 37]) test(`term counts folded from the log 
   const state = logState(a);
   expect(sawPending).toBe(true);
   expect(state.folded).toBeGreaterThan(foldEvery);
+  // After each store's first fold (on its own thread), folds were prepared by its fold thread (fold-thread.ts).
+  expect(stores.map((store) => store.searchIndex.termCounts.threadFolds).reduce((x, y) => x + y)).toBeGreaterThan(0);
   // Folded all: the table alone holds exactly the counts, and no empty row.
   a.searchIndex.termCounts.fold();
   const rows = a.sqlite.query<{ term: string; tier: number; notes: number }, []>("SELECT term, tier, notes FROM search_terms").all();

@@ -10,6 +10,7 @@ import type { Database } from "bun:sqlite";
 import { tierOf, TIERS } from "../../core/search/ranking.ts";
 import { forEachTerm, readLengths } from "../../core/search/vector.ts";
 import { netChanges } from "../search-follower.ts";
+import { FoldThread } from "./fold-thread.ts";
 
 /**
  * The writer folds the log into search_terms once it has grown by this many
@@ -40,9 +41,6 @@ type Deltas = Map<string, number[]>;
 function prepare(sqlite: Database) {
   return {
     folded: sqlite.query<{ seq: number }, []>("SELECT terms_seq AS seq FROM search_totals"),
-    pending: sqlite.query<LogRow, []>(
-      "SELECT seq, pk, removed FROM search_log WHERE seq > (SELECT terms_seq FROM search_totals) ORDER BY seq",
-    ),
     pendingAfter: sqlite.query<LogRow, [number]>("SELECT seq, pk, removed FROM search_log WHERE seq > ?1 ORDER BY seq"),
     vectorOf: sqlite.query<{ vector: string }, [number]>("SELECT vector FROM search_vectors WHERE pk = ?"),
     // ?1: a JSON array of [term, tier, change] in (term, tier) order, so the B-tree is walked once.
@@ -61,6 +59,90 @@ function prepare(sqlite: Database) {
       "SELECT term, sum(notes) AS doc FROM search_terms WHERE term >= ?1 AND term < ?2 GROUP BY term",
     ),
   };
+}
+
+type Statements = ReturnType<typeof prepare>;
+
+/** Per key, the terms by tier of a note indexed by this process, with the log row that added it (SqliteTermCounts.indexed). */
+type Remembered = Map<number, { seq: number; termsByTier: string[][] }>;
+
+/** A fold made ready in one read snapshot: the change of the counts by the log rows (from, upTo], as the upsert's argument. */
+export interface PreparedFold {
+  from: number;
+  upTo: number;
+  /** [term, tier, change] in (term, tier) order (the statement `apply`). */
+  json: string;
+  /** Some count went down: rows that reach 0 are dropped. */
+  removes: boolean;
+}
+
+/**
+ * The net change of the counts by these log rows, per key: a first row
+ * that removes takes out the vector that was counted (the one it carries);
+ * a last row that adds puts in the vector stored now (read in the same
+ * snapshot), or the terms remembered for it when that row added them.
+ * Changes of consecutive ranges of rows add up.
+ */
+function deltasOf(s: Statements, rows: LogRow[], remembered: Remembered): Deltas {
+  const deltas: Deltas = new Map();
+  const bump = (term: string, tier: number, sign: number) => {
+    let perTier = deltas.get(term);
+    if (!perTier) deltas.set(term, (perTier = new Array<number>(TIERS).fill(0)));
+    perTier[tier] += sign;
+  };
+  const count = (vector: string, sign: number) => {
+    const lengths = readLengths(vector);
+    forEachTerm(vector, (term, title, tags, body) => bump(term, tierOf([title, tags, body], lengths), sign));
+  };
+  const lastRow = new Map(rows.map((row) => [row.pk, row.seq]));
+  for (const [pk, change] of netChanges(rows.map((row) => ({ key: row.pk, removed: row.removed })))) {
+    if (change.firstRemoved !== null) count(change.firstRemoved, -1);
+    if (!change.added) continue;
+    const known = remembered.get(pk);
+    if (known?.seq === lastRow.get(pk)) {
+      known!.termsByTier.forEach((inTier, tier) => {
+        for (const term of inTier) bump(term, tier, 1);
+      });
+      continue;
+    }
+    const vector = s.vectorOf.get(pk)?.vector;
+    if (vector !== undefined) count(vector, 1);
+  }
+  return deltas;
+}
+
+/** The fold of every log row after terms_seq, made ready; inside a transaction (its snapshot), or null when none is pending. */
+function prepareFold(s: Statements, remembered: Remembered): PreparedFold | null {
+  const from = s.folded.get()!.seq;
+  const rows = s.pendingAfter.all(from);
+  if (rows.length === 0) return null;
+  const deltas = deltasOf(s, rows, remembered);
+  const changes: (string | number)[][] = [];
+  let removes = false;
+  for (const term of [...deltas.keys()].sort()) {
+    const perTier = deltas.get(term)!;
+    for (let tier = 0; tier < TIERS; tier++) {
+      if (perTier[tier] !== 0) changes.push([term, tier, perTier[tier]]);
+      if (perTier[tier] < 0) removes = true;
+    }
+  }
+  return { from, upTo: rows[rows.length - 1].seq, json: JSON.stringify(changes), removes };
+}
+
+/** Writes a prepared fold, inside a write transaction; false (nothing written) when the counts moved since it was prepared (another process folded). */
+function applyFold(s: Statements, fold: PreparedFold): boolean {
+  if (s.folded.get()!.seq !== fold.from) return false;
+  s.apply.run(fold.json);
+  if (fold.removes) s.dropEmpty.run(fold.json);
+  s.setFolded.run(fold.upTo);
+  return true;
+}
+
+/** For the fold thread (fold-worker.ts): prepares folds on its own connection, in a read snapshot each. */
+export function foldPreparer(sqlite: Database): () => PreparedFold | null {
+  const s = prepare(sqlite);
+  const none: Remembered = new Map();
+  return () => sqlite.transaction(() => prepareFold(s, none))();
 }
 
 export class SqliteTermCounts {
@@ -89,9 +171,14 @@ export class SqliteTermCounts {
     return (this.prepared ??= prepare(this.sqlite));
   }
 
-  /** A note was indexed with these terms by tier and logged at `seq`, inside its write. */
+  /** Folds prepared off this thread (fold-thread.ts), once started: a store's first fold starts it. */
+  private thread: FoldThread | null = null;
+  /** Folds applied from the thread (for tests and benches). */
+  threadFolds = 0;
+
+  /** A note was indexed with these terms by tier and logged at `seq`, inside its write (remembered for a fold on this thread only). */
   added(pk: number, seq: number, termsByTier: string[][]): void {
-    this.indexed.set(pk, { seq, termsByTier });
+    if (!this.thread?.running) this.indexed.set(pk, { seq, termsByTier });
   }
 
   /** A write that indexed notes was rolled back: their keys may be taken by other notes, so none of the remembered terms is trusted. */
@@ -104,66 +191,55 @@ export class SqliteTermCounts {
   logged(seq: number, terms: number): void {
     this.foldHint ??= seq;
     this.termsSinceFold += terms;
-    if (seq - this.foldHint >= this.foldEvery || this.termsSinceFold >= FOLD_TERMS) this.fold();
+    if (seq - this.foldHint < this.foldEvery && this.termsSinceFold < FOLD_TERMS) return;
+    if (this.thread?.running) return this.thread.request();
+    this.thread ??= this.startThread();
+    this.fold();
   }
 
-  /** Folds every log row after terms_seq into search_terms; inside a write transaction (or makes one). */
+  /** The fold thread on this store's file (none for a database in memory, or when a worker cannot start). */
+  private startThread(): FoldThread | null {
+    const file = this.sqlite.filename;
+    if (!file || file === ":memory:") return null;
+    const thread = new FoldThread((fold) => this.applyPrepared(fold));
+    return thread.start(file) ? thread : null;
+  }
+
+  /** A fold prepared by the thread: written in a transaction of its own, between write batches. */
+  private applyPrepared(fold: PreparedFold): void {
+    if (this.sqlite.inTransaction) {
+      setImmediate(() => this.applyPrepared(fold));
+      return;
+    }
+    try {
+      if (this.sqlite.transaction(() => applyFold(this.s, fold)).immediate()) this.threadFolds++;
+    } catch {
+      // Not written (the database did not answer): the next fold covers the same rows.
+    }
+    this.foldHint = null;
+    this.termsSinceFold = 0;
+  }
+
+  /** Stops the fold thread (before the store's connection closes). */
+  async close(): Promise<void> {
+    await this.thread?.close();
+    this.thread = null;
+  }
+
+  /** Folds every log row after terms_seq into search_terms, on this thread; inside a write transaction (or makes one). */
   fold(): void {
     this.sqlite.transaction(() => {
-      const rows = this.s.pending.all();
-      if (rows.length === 0) return;
-      const deltas = this.pendingDeltas(rows);
-      const changes: (string | number)[][] = [];
-      let removes = false;
-      for (const term of [...deltas.keys()].sort()) {
-        const perTier = deltas.get(term)!;
-        for (let tier = 0; tier < TIERS; tier++) {
-          if (perTier[tier] !== 0) changes.push([term, tier, perTier[tier]]);
-          if (perTier[tier] < 0) removes = true;
-        }
-      }
-      const json = JSON.stringify(changes);
-      this.s.apply.run(json);
-      if (removes) this.s.dropEmpty.run(json);
-      this.s.setFolded.run(rows[rows.length - 1].seq);
+      const prepared = prepareFold(this.s, this.indexed);
+      if (prepared) applyFold(this.s, prepared);
     })();
+    this.folded();
+  }
+
+  /** After a fold: the next is counted from the next change logged. */
+  private folded(): void {
     this.foldHint = null;
     this.termsSinceFold = 0;
     this.indexed.clear();
-  }
-
-  /**
-   * The net change of the counts by these log rows, per key: a first row
-   * that removes takes out the vector that was counted (the one it carries);
-   * a last row that adds puts in the vector stored now (read in the same
-   * snapshot). Changes of consecutive ranges of rows add up.
-   */
-  private pendingDeltas(rows: LogRow[]): Deltas {
-    const deltas: Deltas = new Map();
-    const bump = (term: string, tier: number, sign: number) => {
-      let perTier = deltas.get(term);
-      if (!perTier) deltas.set(term, (perTier = new Array<number>(TIERS).fill(0)));
-      perTier[tier] += sign;
-    };
-    const count = (vector: string, sign: number) => {
-      const lengths = readLengths(vector);
-      forEachTerm(vector, (term, title, tags, body) => bump(term, tierOf([title, tags, body], lengths), sign));
-    };
-    const lastRow = new Map(rows.map((row) => [row.pk, row.seq]));
-    for (const [pk, change] of netChanges(rows.map((row) => ({ key: row.pk, removed: row.removed })))) {
-      if (change.firstRemoved !== null) count(change.firstRemoved, -1);
-      if (!change.added) continue;
-      const remembered = this.indexed.get(pk);
-      if (remembered?.seq === lastRow.get(pk)) {
-        remembered!.termsByTier.forEach((inTier, tier) => {
-          for (const term of inTier) bump(term, tier, 1);
-        });
-        continue;
-      }
-      const vector = this.s.vectorOf.get(pk)?.vector;
-      if (vector !== undefined) count(vector, 1);
-    }
-    return deltas;
   }
 
   /**
@@ -179,7 +255,7 @@ export class SqliteTermCounts {
     if (!keep || !cache || cache.folded !== folded) cache = { folded, upTo: folded, deltas: new Map() };
     const rows = this.s.pendingAfter.all(cache.upTo);
     if (rows.length > 0) {
-      for (const [term, change] of this.pendingDeltas(rows)) {
+      for (const [term, change] of deltasOf(this.s, rows, this.indexed)) {
         const perTier = cache.deltas.get(term);
         if (!perTier) cache.deltas.set(term, change);
         else for (let tier = 0; tier < TIERS; tier++) perTier[tier] += change[tier];

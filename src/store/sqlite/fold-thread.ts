@@ -1,0 +1,95 @@
+// The term counts' folds (term-counts.ts) prepared off the thread that serves
+// requests (docs/benchmarks.md, "Writes of ~2 KB notes, third round"). A fold
+// was ~11% of the serving thread's time under a write load of ~2 KB notes,
+// inside a request batch: reading the log rows, parsing their notes' vectors,
+// summing, sorting and encoding the changes, then one upsert. A worker thread
+// with a read-only connection of its own (fold-worker.ts) now does all but the
+// upsert, in one read snapshot, and the writer applies the result in a short
+// transaction of its own between batches, if the counts have not moved since
+// (another process folded): the counts stay exact at every read, as before,
+// because readers add the log rows not folded yet. If the worker cannot start
+// or fails, the writer folds on its own thread again.
+import type { FoldReply, FoldRequest } from "./fold-worker.ts";
+import type { PreparedFold } from "./term-counts.ts";
+
+/** The worker's module as the executable names it: its entry point in build-common.ts. */
+export const FOLD_WORKER_ENTRY = "./src/store/sqlite/fold-worker.ts";
+
+/** From source, the module beside this one; in the executable (a `$bunfs` path), the entry point by its name. */
+function workerSpecifier(): string {
+  return import.meta.url.includes("/$bunfs/") ? FOLD_WORKER_ENTRY : new URL("./fold-worker.ts", import.meta.url).href;
+}
+
+export class FoldThread {
+  private worker: Worker | null = null;
+  private ready = false;
+  private inFlight = false;
+  private closing: (() => void) | null = null;
+
+  constructor(private readonly onPrepared: (fold: PreparedFold) => void) {}
+
+  /** Started, opened and not failed: folds go to it. */
+  get running(): boolean {
+    return this.ready && this.worker !== null && this.closing === null;
+  }
+
+  /** Starts the worker on the database file; false when it cannot. */
+  start(file: string): boolean {
+    try {
+      const worker = new Worker(workerSpecifier());
+      worker.unref();
+      worker.onmessage = (event: MessageEvent<FoldReply>) => this.answered(event.data);
+      worker.onerror = () => this.stop();
+      this.post(worker, { open: file });
+      this.worker = worker;
+      this.inFlight = true;
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  private post(worker: Worker, request: FoldRequest): void {
+    worker.postMessage(request);
+  }
+
+  /** Asks for a fold of what is committed when the worker reads; nothing while one is being prepared. */
+  request(): void {
+    if (!this.running || this.inFlight) return;
+    this.inFlight = true;
+    this.post(this.worker!, { prepare: true });
+  }
+
+  private answered(reply: FoldReply): void {
+    this.inFlight = false;
+    if ("closed" in reply) return this.closing?.();
+    if ("failed" in reply) return this.stop();
+    if ("opened" in reply) {
+      this.ready = true;
+      return;
+    }
+    if (reply.prepared !== null && this.closing === null) this.onPrepared(reply.prepared);
+  }
+
+  /** The worker failed: the writer folds on its own thread from now on. */
+  private stop(): void {
+    this.ready = false;
+    this.worker?.terminate();
+    this.worker = null;
+  }
+
+  /** Closes the worker's connection, then the worker. */
+  async close(): Promise<void> {
+    const worker = this.worker;
+    if (worker === null) return;
+    await new Promise<void>((resolve) => {
+      this.closing = resolve;
+      const timeout = setTimeout(resolve, 2000);
+      timeout.unref?.();
+      this.post(worker, { close: true });
+    });
+    worker.terminate();
+    this.worker = null;
+    this.ready = false;
+  }
+}
