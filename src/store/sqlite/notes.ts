@@ -151,7 +151,7 @@ export class SqliteNotes implements CommitHooks {
       const { lastInsertRowid } = this.statements().insert.run(note.id, note.contributorNo, note.title, note.body, JSON.stringify(note.tags), note.createdAt, supersedes);
       const pk = Number(lastInsertRowid);
       this.searchIndex.add({ pk, title: note.title, tags: note.tags, body: note.body, vector: note.vector });
-      this.searchIndex.tags.add(pk, note.tags, 0, note.createdAt);
+      this.searchIndex.tags.addNew(pk, note.tags, note.createdAt);
       if (older && note.supersedes) {
         this.statements().markSuperseded.run(older.pk, note.id);
         this.changed(note.supersedes);
