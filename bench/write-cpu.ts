@@ -5,10 +5,11 @@
 // notes/s, the process's CPU a note (every thread) and the main thread's (the one
 // that serves requests; from /proc, so a checkpoint worker's CPU is not in it).
 //   bun bench/write-cpu.ts --dir /tmp/h100k [--notes 3000] [--rounds 3] [--memory]
-//     [--variants "src=/path/to/an/export/of/main|src=.|src=. fold=512|src=. pragma=wal_autocheckpoint=0"]
+//     [--variants "src=/path/to/an/export/of/main|src=.|src=. fold=512|src=. pragma=wal_autocheckpoint=0|src=. fts=automerge=16"]
 // A variant is a space-separated list of: src=DIR (the source tree whose store is
 // imported; default this one), fold=ROWS (searchFoldEvery), pragma=NAME=VALUE[,...]
-// (run on the store's connection after it opened). The CPU is robust on a shared
+// (run on the store's connection after it opened), fts=NAME=VALUE[,...] (an FTS5
+// configuration option of search_fts, e.g. automerge=16). The CPU is robust on a shared
 // host where rates are not; compare variants only inside one run.
 import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -46,6 +47,10 @@ for (let r = 0; r < rounds; r++) {
     await store.migrate();
     if (memory) await store.searchMemoryBuilt();
     for (const pragma of (settings.pragma ?? "").split(",").filter(Boolean)) store.sqlite.exec(`PRAGMA ${pragma}`);
+    for (const option of (settings.fts ?? "").split(",").filter(Boolean)) {
+      const [name, value] = option.split("=");
+      store.sqlite.query("INSERT INTO search_fts(search_fts, rank) VALUES (?, ?)").run(name, Number(value));
+    }
     const authors: number[] = [];
     for (let i = 0; i < 64; i++) {
       authors.push((await store.createContributor({ email: `c${i}@write-cpu.example`, keyPrefix: `cairn_wc${i}`, keyDigest: new Uint8Array(32), createdAt: 0 })).contributorNo);
