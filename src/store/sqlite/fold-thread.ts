@@ -20,10 +20,14 @@ function workerSpecifier(): string {
   return import.meta.url.includes("/$bunfs/") ? FOLD_WORKER_ENTRY : new URL("./fold-worker.ts", import.meta.url).href;
 }
 
+/** A fold not prepared within this many ms means the worker is stuck or gone: the writer folds on its own thread from then on. */
+const PREPARE_TIMEOUT_MS = 60_000;
+
 export class FoldThread {
   private worker: Worker | null = null;
   private ready = false;
   private inFlight = false;
+  private deadline: ReturnType<typeof setTimeout> | null = null;
   private closing: (() => void) | null = null;
 
   constructor(private readonly onPrepared: (fold: PreparedFold) => void) {}
@@ -57,11 +61,15 @@ export class FoldThread {
   request(): void {
     if (!this.running || this.inFlight) return;
     this.inFlight = true;
+    this.deadline = setTimeout(() => this.stop(), PREPARE_TIMEOUT_MS);
+    this.deadline.unref?.();
     this.post(this.worker!, { prepare: true });
   }
 
   private answered(reply: FoldReply): void {
     this.inFlight = false;
+    if (this.deadline !== null) clearTimeout(this.deadline);
+    this.deadline = null;
     if ("closed" in reply) return this.closing?.();
     if ("failed" in reply) return this.stop();
     if ("opened" in reply) {
@@ -74,6 +82,8 @@ export class FoldThread {
   /** The worker failed: the writer folds on its own thread from now on. */
   private stop(): void {
     this.ready = false;
+    if (this.deadline !== null) clearTimeout(this.deadline);
+    this.deadline = null;
     this.worker?.terminate();
     this.worker = null;
   }
@@ -91,5 +101,7 @@ export class FoldThread {
     worker.terminate();
     this.worker = null;
     this.ready = false;
+    if (this.deadline !== null) clearTimeout(this.deadline);
+    this.deadline = null;
   }
 }
