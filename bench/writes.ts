@@ -83,6 +83,8 @@ async function round(port: number, variant: Record<string, string>): Promise<Fig
   const memoryOff = settings.SEARCH_MEMORY_MB === "0";
   const started = performance.now();
   const server = Bun.spawn([chosen ?? binary, "serve"], { env, stdout: "pipe", stderr: "inherit" });
+  let exited = false;
+  void server.exited.then(() => (exited = true));
   let log = "";
   const decoder = new TextDecoder();
   void (async () => {
@@ -91,6 +93,7 @@ async function round(port: number, variant: Record<string, string>): Promise<Fig
   // Measured once search answers from the postings (or, with them off, once ready).
   for (;;) {
     await Bun.sleep(50);
+    if (exited) throw new Error(`the server of ${JSON.stringify(variant)} exited before it was ready (port ${port} taken?)`);
     const ready = await fetch(`http://127.0.0.1:${port}/v1/readyz`).then((r) => r.ok, () => false);
     if (ready && (memoryOff || log.includes("search postings are in memory") || !log.includes("database index for now"))) break;
   }
@@ -106,9 +109,21 @@ async function round(port: number, variant: Record<string, string>): Promise<Fig
   return { ...figures, ms, cpuAll: (after.all - before.all) / notes, cpuMain: (after.main - before.main) / notes };
 }
 
+/**
+ * A port nobody listens on now: a fixed range let two runs at once (two
+ * agents on one host) start a server on a port the other's held, and the
+ * readiness loop then measured the other run's server.
+ */
+function freePort(): number {
+  const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const { port } = probe;
+  probe.stop(true);
+  return port;
+}
+
 const figures: (Figures & { cpuAll: number; cpuMain: number })[][] = variants.map(() => []);
 for (let r = 0; r < rounds; r++) {
-  for (const [v, variant] of variants.entries()) figures[v].push(await round(18730 + variants.length * r + v, variant.settings));
+  for (const [v, variant] of variants.entries()) figures[v].push(await round(freePort(), variant.settings));
 }
 rmSync(work, { recursive: true, force: true });
 const list = (values: number[], digits = 0) => values.map((v) => v.toFixed(digits)).join(" ");

@@ -171,4 +171,4 @@ test("notes of many distinct terms fold by FOLD_TERMS, well before FOLD_EVERY ro
   const probe = ["w0x0", "w3x7", "w5x99", "big", "absentword"];
   expect(store.searchIndex.tierCounts(probe)).toEqual(probe.map((term) => expected.get(term) ?? new Array<number>(TIERS).fill(0)));
   await store.close();
-});
+}, 30_000);

@@ -218,6 +218,8 @@ export class SqliteTermCounts {
     }
     this.foldHint = null;
     this.termsSinceFold = 0;
+    // Terms remembered while the thread was starting: a fold on this thread would parse those vectors instead.
+    this.indexed.clear();
   }
 
   /** Stops the fold thread (before the store's connection closes). */
