@@ -15,9 +15,15 @@ import type { PreparedFold } from "./term-counts.ts";
 /** The worker's module as the executable names it: its entry point in build-common.ts. */
 export const FOLD_WORKER_ENTRY = "./src/store/sqlite/fold-worker.ts";
 
-/** From source, the module beside this one; in the executable (a `$bunfs` path), the entry point by its name. */
+/**
+ * From source, the module beside this one; in the executable (its embedded
+ * files are under `/$bunfs/`, `~BUN` on Windows), the entry point by its
+ * name. Checked on Linux (the worker thread runs); elsewhere a wrong guess
+ * only means folds on the writer's thread, as before.
+ */
 function workerSpecifier(): string {
-  return import.meta.url.includes("/$bunfs/") ? FOLD_WORKER_ENTRY : new URL("./fold-worker.ts", import.meta.url).href;
+  const url = import.meta.url;
+  return url.includes("/$bunfs/") || url.includes("~BUN") ? FOLD_WORKER_ENTRY : new URL("./fold-worker.ts", url).href;
 }
 
 /** A fold not prepared within this many ms means the worker is stuck or gone: the writer folds on its own thread from then on. */
