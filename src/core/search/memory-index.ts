@@ -9,7 +9,7 @@
 // is shared between connections or processes.
 import type { Fields } from "./analyzer.ts";
 import { weightedFrequencyOf } from "./ranking.ts";
-import { forEachTermOf, lengthsOf, type IndexedVector } from "./vector.ts";
+import { forEachTerm, lengthsOf, type IndexedVector } from "./vector.ts";
 
 /**
  * A cached largest weighted frequency stays a bound while the field averages
@@ -337,9 +337,20 @@ export class PostingCursor {
   }
 }
 
+/**
+ * Notes whose postings are staged before they are appended (see `stage`): a
+ * write's terms are looked up at once, and the postings appended term by
+ * term, each term's pending postings together, at the next read of the
+ * postings or once this many notes are waiting (docs/search-index.md, "Adding
+ * a note").
+ */
+const STAGE_NOTES = 256;
+
 /** The postings of every term, each note's field lengths, and the corpus sizes. */
 export class MemoryIndex {
-  private readonly terms = new Map<string, TermPostings>();
+  /** Each term's id: its place in `byId`. */
+  private readonly termIds = new Map<string, number>();
+  private byId: TermPostings[] = [];
   /** Per ordinal: the note's key, its three field lengths, whether it is live. */
   private keys = new Float64Array(64);
   private fieldLengths = new Uint32Array(3 * 64);
@@ -348,6 +359,20 @@ export class MemoryIndex {
   private nextOrdinal = 0;
   private removed = 0;
   private postingBytes = 0;
+  /**
+   * Postings added but not yet appended, in the order added: per posting its
+   * term id, ordinal and counts (title, tags, body), and the next staged
+   * posting of the same term (-1: none) while they are grouped.
+   */
+  private staged = 0;
+  private stagedNotes = 0;
+  private stagedTerm = new Int32Array(4096);
+  private stagedOrdinal = new Int32Array(4096);
+  private stagedCounts = new Int32Array(3 * 4096);
+  private stagedNext = new Int32Array(4096);
+  /** Per term id while grouping: its first and last staged posting (-1: none). */
+  private firstStaged = new Int32Array(1024).fill(-1);
+  private lastStaged = new Int32Array(1024);
   /** The similar-notes lookup's per-note scratch (similar-memory.ts): partial scores, all zero between queries, and the notes touched. */
   private accumulators = new Float64Array(0);
   private touchedList = new Int32Array(0);
@@ -365,10 +390,8 @@ export class MemoryIndex {
 
   /** Sizes a term's postings for `count` notes ahead of a bulk load (each posting takes a byte at least). */
   reserve(term: string, count: number): void {
-    if (this.terms.has(term)) return;
-    const postings = new TermPostings(count + 4);
-    this.newTerm(term, postings);
-    this.postingBytes += postings.bytes;
+    if (this.termIds.has(term)) return;
+    this.newTerm(term, new TermPostings(count + 4));
   }
 
   /** Shrinks every term's arrays to what they hold (after a bulk load). */
@@ -378,8 +401,9 @@ export class MemoryIndex {
 
   /** trim() in steps of a few thousand terms: a generator, so that a background build yields between steps. */
   *trimming(termsPerStep = 2_000): Generator<void, void, void> {
+    this.flush();
     let done = 0;
-    for (const postings of this.terms.values()) {
+    for (const postings of this.byId) {
       this.postingBytes -= postings.trim();
       if (++done % termsPerStep === 0) yield;
     }
@@ -389,7 +413,11 @@ export class MemoryIndex {
     return this.ordinalOfKey.has(key);
   }
 
-  /** Adds a note from its vector; false (and nothing changes) when the key is already held. */
+  /**
+   * Adds a note from its vector; false (and nothing changes) when the key is
+   * already held. Its postings are staged (see `flush`): every method that
+   * reads postings or term counts appends them first.
+   */
   add(key: number, vector: IndexedVector): boolean {
     if (this.ordinalOfKey.has(key)) return false;
     const ordinal = this.newOrdinal(key);
@@ -397,17 +425,89 @@ export class MemoryIndex {
     this.fieldLengths.set(lengths, 3 * ordinal);
     for (let f = 0; f < 3; f++) this.lengthSums[f] += lengths[f];
     this.notes++;
-    forEachTermOf(vector, (term, title, tags, body) => {
-      let postings = this.terms.get(term);
-      if (!postings) {
-        this.newTerm(term, (postings = new TermPostings(8)));
-        this.postingBytes += postings.bytes;
-      }
-      this.postingBytes += postings.push(ordinal, title, tags, body);
-      postings.notes++;
-      if (postings.boundAverages) postings.raiseBound(weightedFrequencyOf(title, tags, body, lengths[0], lengths[1], lengths[2], postings.boundAverages));
-    });
+    if (typeof vector === "string") {
+      forEachTerm(vector, (term, title, tags, body) => this.stage(term, ordinal, title, tags, body));
+    } else {
+      for (const [term, counts] of vector.counts) this.stage(term, ordinal, counts[0], counts[1], counts[2]);
+    }
+    if (++this.stagedNotes >= STAGE_NOTES) this.flush();
     return true;
+  }
+
+  /** Records a posting to append (by flush) under its term's id; a new term gets its (empty) postings now. */
+  private stage(term: string, ordinal: number, title: number, tags: number, body: number): void {
+    let id = this.termIds.get(term);
+    if (id === undefined) id = this.newTerm(term, new TermPostings(8));
+    const at = this.staged++;
+    if (at === this.stagedTerm.length) this.growStaging();
+    this.stagedTerm[at] = id;
+    this.stagedOrdinal[at] = ordinal;
+    this.stagedCounts[3 * at] = title;
+    this.stagedCounts[3 * at + 1] = tags;
+    this.stagedCounts[3 * at + 2] = body;
+  }
+
+  private growStaging(): void {
+    const capacity = 2 * this.stagedTerm.length;
+    const grow = (from: Int32Array, size: number) => {
+      const grown = new Int32Array(size);
+      grown.set(from);
+      return grown;
+    };
+    this.stagedTerm = grow(this.stagedTerm, capacity);
+    this.stagedOrdinal = grow(this.stagedOrdinal, capacity);
+    this.stagedCounts = grow(this.stagedCounts, 3 * capacity);
+    this.stagedNext = new Int32Array(capacity);
+  }
+
+  /**
+   * Appends the staged postings, one term at a time (each term's postings in
+   * the order added, so ordinals ascend): a term held by several of the
+   * staged notes has its postings, arrays and bound touched once for all of
+   * them, not once per note (the write side's cost is memory latency:
+   * docs/benchmarks.md).
+   */
+  flush(): void {
+    const count = this.staged;
+    if (count === 0) return;
+    const terms = this.stagedTerm;
+    const next = this.stagedNext;
+    const first = this.firstStaged;
+    const last = this.lastStaged;
+    const touched: number[] = [];
+    for (let at = 0; at < count; at++) {
+      const id = terms[at];
+      next[at] = -1;
+      if (first[id] < 0) {
+        first[id] = at;
+        touched.push(id);
+      } else next[last[id]] = at;
+      last[id] = at;
+    }
+    const ordinals = this.stagedOrdinal;
+    const counts = this.stagedCounts;
+    const lengths = this.fieldLengths;
+    let grown = 0;
+    for (const id of touched) {
+      const postings = this.byId[id];
+      const averages = postings.boundAverages;
+      for (let at = first[id]; at >= 0; at = next[at]) {
+        const ordinal = ordinals[at];
+        const title = counts[3 * at];
+        const tags = counts[3 * at + 1];
+        const body = counts[3 * at + 2];
+        grown += postings.push(ordinal, title, tags, body);
+        postings.notes++;
+        if (averages) {
+          const o = 3 * ordinal;
+          postings.raiseBound(weightedFrequencyOf(title, tags, body, lengths[o], lengths[o + 1], lengths[o + 2], averages));
+        }
+      }
+      first[id] = -1;
+    }
+    this.postingBytes += grown;
+    this.staged = 0;
+    this.stagedNotes = 0;
   }
 
   /**
@@ -417,47 +517,66 @@ export class MemoryIndex {
   remove(key: number, vector: string): boolean {
     const ordinal = this.ordinalOfKey.get(key);
     if (ordinal === undefined) return false;
+    this.flush();
     this.ordinalOfKey.delete(key);
     this.live[ordinal] = 0;
     this.removed++;
     this.notes--;
     for (let f = 0; f < 3; f++) this.lengthSums[f] -= this.fieldLengths[3 * ordinal + f];
-    forEachTermOf(vector, (term) => {
-      const postings = this.terms.get(term);
-      if (postings) postings.notes--;
+    forEachTerm(vector, (term) => {
+      const id = this.termIds.get(term);
+      if (id !== undefined) this.byId[id].notes--;
     });
     if (this.removed > 1024 && this.removed > this.nextOrdinal / 4) this.compact();
     return true;
   }
 
   postings(term: string): TermPostings | undefined {
-    const postings = this.terms.get(term);
+    const postings = this.termPostings(term);
     return postings && postings.notes > 0 ? postings : undefined;
   }
 
   /** How many live notes hold `term`. */
   notesWith(term: string): number {
-    return this.terms.get(term)?.notes ?? 0;
+    return this.termPostings(term)?.notes ?? 0;
+  }
+
+  /** A term's postings with every staged posting appended (live notes or not). */
+  private termPostings(term: string): TermPostings | undefined {
+    this.flush();
+    const id = this.termIds.get(term);
+    return id === undefined ? undefined : this.byId[id];
   }
 
   /** Every term in code-unit order, but for `newTerms`: those added since, merged in when a lookup finds them many. */
   private sortedTerms: string[] = [];
   private newTerms: string[] = [];
 
-  private newTerm(term: string, postings: TermPostings): void {
-    this.terms.set(term, postings);
+  private newTerm(term: string, postings: TermPostings): number {
+    const id = this.byId.length;
+    this.termIds.set(term, id);
+    this.byId.push(postings);
     this.newTerms.push(term);
+    this.postingBytes += postings.bytes;
+    if (id === this.firstStaged.length) {
+      const first = new Int32Array(2 * id).fill(-1);
+      first.set(this.firstStaged);
+      this.firstStaged = first;
+      this.lastStaged = new Int32Array(2 * id);
+    }
+    return id;
   }
 
   /** Terms in [from, to) that live notes hold, with how many (typo correction). */
   vocabulary(from: string, to: string): { term: string; doc: number }[] {
+    this.flush();
     if (this.newTerms.length > 1024) {
       this.sortedTerms = mergeSorted(this.sortedTerms, this.newTerms.sort());
       this.newTerms = [];
     }
     const found: { term: string; doc: number }[] = [];
     const take = (term: string) => {
-      const notes = this.terms.get(term)?.notes ?? 0;
+      const notes = this.notesWith(term);
       if (notes > 0) found.push({ term, doc: notes });
     };
     const sorted = this.sortedTerms;
@@ -493,12 +612,19 @@ export class MemoryIndex {
 
   /** Bytes of the postings' arrays alone (encoded postings, skip entries). */
   get postingsBytes(): number {
+    this.flush();
     return this.postingBytes;
   }
 
   /** Distinct terms held. */
   get termCount(): number {
-    return this.terms.size;
+    return this.termIds.size;
+  }
+
+  /** Every term and its postings (benches and dumps). */
+  termEntries(): [term: string, postings: TermPostings][] {
+    this.flush();
+    return [...this.termIds].map(([term, id]) => [term, this.byId[id]]);
   }
 
   /** Ordinals handed out so far (live or not). */
@@ -515,9 +641,14 @@ export class MemoryIndex {
     return { accumulators: this.accumulators, touched: this.touchedList };
   }
 
-  /** Approximate heap bytes held (postings arrays, per-term and per-note overheads, ranking scratch). */
+  /**
+   * Approximate heap bytes held (postings arrays, per-term and per-note
+   * overheads, ranking scratch); staged postings counted at the average a
+   * posting takes (checked after every add: it does not append them).
+   */
   get bytes(): number {
-    return this.postingBytes + this.terms.size * TERM_BYTES + this.keys.length * NOTE_ARRAYS_BYTES + this.ordinalOfKey.size * NOTE_BYTES;
+    const staging = this.stagedTerm.length * 28 + this.firstStaged.length * 8 + this.staged * POSTING_BYTES;
+    return this.postingBytes + staging + this.termIds.size * TERM_BYTES + this.keys.length * NOTE_ARRAYS_BYTES + this.ordinalOfKey.size * NOTE_BYTES;
   }
 
   /**
@@ -529,6 +660,7 @@ export class MemoryIndex {
    * is computed again.
    */
   bounds(postings: TermPostings, averages: Fields<number>): number {
+    this.flush();
     const cachedUnder = postings.boundAverages;
     if (cachedUnder) {
       let drift = 1;
@@ -577,8 +709,9 @@ export class MemoryIndex {
 
   /** Drops dead postings and renumbers live notes densely (order kept); terms no note holds go. */
   compact(): void {
+    this.flush();
     this.compactPostings();
-    this.sortedTerms = [...this.terms.keys()].sort();
+    this.sortedTerms = [...this.termIds.keys()].sort();
     this.newTerms = [];
   }
 
@@ -598,9 +731,12 @@ export class MemoryIndex {
     this.nextOrdinal = next;
     this.removed = 0;
     this.postingBytes = 0;
-    for (const [term, postings] of this.terms) {
+    const byId = this.byId;
+    this.byId = [];
+    for (const [term, id] of this.termIds) {
+      const postings = byId[id];
       if (postings.notes <= 0) {
-        this.terms.delete(term);
+        this.termIds.delete(term);
         continue;
       }
       const fresh = new TermPostings(postings.length);
@@ -611,7 +747,8 @@ export class MemoryIndex {
       fresh.notes = postings.notes;
       fresh.trim();
       // The bound is computed again on the next query that needs it.
-      this.terms.set(term, fresh);
+      this.termIds.set(term, this.byId.length);
+      this.byId.push(fresh);
       this.postingBytes += fresh.bytes;
     }
   }
