@@ -80,42 +80,51 @@ export class TermPostings {
     this.data = new Uint8Array(capacityBytes);
   }
 
-  /** Makes room for `more` bytes; returns the bytes added. */
-  private room(more: number): number {
-    const needed = this.length + more;
-    if (needed <= this.data.length) return 0;
+  /** Grows `data` to hold `more` bytes past `length`; returns the bytes added. */
+  private grow(more: number): number {
     const before = this.data.length;
-    const grown = new Uint8Array(Math.max(needed, Math.ceil(before * 1.5), 8));
+    const grown = new Uint8Array(Math.max(this.length + more, Math.ceil(before * 1.5), 8));
     grown.set(this.data.subarray(0, this.length));
     this.data = grown;
     return grown.length - before;
   }
 
-  private varint(value: number): void {
+  /** Writes `value` as a varint at `at`; returns where the next byte goes. */
+  private static varint(data: Uint8Array, at: number, value: number): number {
     let v = value;
-    const data = this.data;
     while (v >= 128) {
-      data[this.length++] = (v & 127) | 128;
+      data[at++] = (v & 127) | 128;
       v >>>= 7;
     }
-    data[this.length++] = v;
+    data[at++] = v;
+    return at;
   }
 
   /** Appends a posting (`ordinal` above every one held); returns the bytes the arrays grew by. */
   push(ordinal: number, title: number, tags: number, body: number): number {
-    let grown = this.room(20);
+    // At most four varints of five bytes.
+    let grown = this.length + 20 > this.data.length ? this.grow(20) : 0;
+    const data = this.data;
     const gap = ordinal - this.last;
+    let at = this.length;
     if (title === 0 && tags === 0 && body >= 1 && body <= 3) {
-      this.varint(gap * 4 + body - 1);
+      // The common case (body only, one to three times) written inline.
+      let v = gap * 4 + body - 1;
+      while (v >= 128) {
+        data[at++] = (v & 127) | 128;
+        v >>>= 7;
+      }
+      data[at++] = v;
     } else {
-      this.varint(gap * 4 + 3);
+      at = TermPostings.varint(data, at, gap * 4 + 3);
       const more = title > 0 || tags > 0;
-      this.varint(body * 2 + (more ? 1 : 0));
+      at = TermPostings.varint(data, at, body * 2 + (more ? 1 : 0));
       if (more) {
-        this.varint(title);
-        this.varint(tags);
+        at = TermPostings.varint(data, at, title);
+        at = TermPostings.varint(data, at, tags);
       }
     }
+    this.length = at;
     this.last = ordinal;
     this.size++;
     if ((this.size & (BLOCK - 1)) === 0) {
