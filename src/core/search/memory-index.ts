@@ -9,6 +9,7 @@
 // is shared between connections or processes.
 import type { Fields } from "./analyzer.ts";
 import { weightedFrequencyOf } from "./ranking.ts";
+import { TermTable } from "./term-table.ts";
 import { forEachTerm, lengthsOf, type IndexedVector } from "./vector.ts";
 
 /**
@@ -357,9 +358,10 @@ const STAGE_NOTES = 256;
 
 /** The postings of every term, each note's field lengths, and the corpus sizes. */
 export class MemoryIndex {
-  /** Each term's id: its place in `byId`. */
-  private readonly termIds = new Map<string, number>();
+  /** Each term's id (term-table.ts): its place in `byId` and `termOf`. */
+  private termIds = new TermTable();
   private byId: TermPostings[] = [];
+  private termOf: string[] = [];
   /** Per ordinal: the note's key, its three field lengths, whether it is live. */
   private keys = new Float64Array(64);
   private fieldLengths = new Uint32Array(3 * 64);
@@ -399,7 +401,7 @@ export class MemoryIndex {
 
   /** Sizes a term's postings for `count` notes ahead of a bulk load (each posting takes a byte at least). */
   reserve(term: string, count: number): void {
-    if (this.termIds.has(term)) return;
+    if (this.termIds.get(term) >= 0) return;
     this.newTerm(term, new TermPostings(count + 4));
   }
 
@@ -446,7 +448,7 @@ export class MemoryIndex {
   /** Records a posting to append (by flush) under its term's id; a new term gets its (empty) postings now. */
   private stage(term: string, ordinal: number, title: number, tags: number, body: number): void {
     let id = this.termIds.get(term);
-    if (id === undefined) id = this.newTerm(term, new TermPostings(8));
+    if (id < 0) id = this.newTerm(term, new TermPostings(8));
     const at = this.staged++;
     if (at === this.stagedTerm.length) this.growStaging();
     this.stagedTerm[at] = id;
@@ -534,7 +536,7 @@ export class MemoryIndex {
     for (let f = 0; f < 3; f++) this.lengthSums[f] -= this.fieldLengths[3 * ordinal + f];
     forEachTerm(vector, (term) => {
       const id = this.termIds.get(term);
-      if (id !== undefined) this.byId[id].notes--;
+      if (id >= 0) this.byId[id].notes--;
     });
     if (this.removed > 1024 && this.removed > this.nextOrdinal / 4) this.compact();
     return true;
@@ -554,7 +556,7 @@ export class MemoryIndex {
   private termPostings(term: string): TermPostings | undefined {
     this.flush();
     const id = this.termIds.get(term);
-    return id === undefined ? undefined : this.byId[id];
+    return id < 0 ? undefined : this.byId[id];
   }
 
   /** Every term in code-unit order, but for `newTerms`: those added since, merged in when a lookup finds them many. */
@@ -563,8 +565,9 @@ export class MemoryIndex {
 
   private newTerm(term: string, postings: TermPostings): number {
     const id = this.byId.length;
-    this.termIds.set(term, id);
+    this.termIds.add(term, id);
     this.byId.push(postings);
+    this.termOf.push(term);
     this.newTerms.push(term);
     this.postingBytes += postings.bytes;
     if (id === this.firstStaged.length) {
@@ -627,13 +630,13 @@ export class MemoryIndex {
 
   /** Distinct terms held. */
   get termCount(): number {
-    return this.termIds.size;
+    return this.byId.length;
   }
 
   /** Every term and its postings (benches and dumps). */
   termEntries(): [term: string, postings: TermPostings][] {
     this.flush();
-    return [...this.termIds].map(([term, id]) => [term, this.byId[id]]);
+    return this.byId.map((postings, id) => [this.termOf[id], postings]);
   }
 
   /** Ordinals handed out so far (live or not). */
@@ -657,7 +660,7 @@ export class MemoryIndex {
    */
   get bytes(): number {
     const staging = this.stagedTerm.length * 28 + this.firstStaged.length * 8 + this.staged * POSTING_BYTES;
-    return this.postingBytes + staging + this.termIds.size * TERM_BYTES + this.keys.length * NOTE_ARRAYS_BYTES + this.ordinalOfKey.size * NOTE_BYTES;
+    return this.postingBytes + staging + this.byId.length * TERM_BYTES + this.keys.length * NOTE_ARRAYS_BYTES + this.ordinalOfKey.size * NOTE_BYTES;
   }
 
   /**
@@ -720,7 +723,7 @@ export class MemoryIndex {
   compact(): void {
     this.flush();
     this.compactPostings();
-    this.sortedTerms = [...this.termIds.keys()].sort();
+    this.sortedTerms = [...this.termOf].sort();
     this.newTerms = [];
   }
 
@@ -741,13 +744,14 @@ export class MemoryIndex {
     this.removed = 0;
     this.postingBytes = 0;
     const byId = this.byId;
+    const termOf = this.termOf;
     this.byId = [];
-    for (const [term, id] of this.termIds) {
+    this.termOf = [];
+    this.termIds = new TermTable(byId.length);
+    for (let id = 0; id < byId.length; id++) {
       const postings = byId[id];
-      if (postings.notes <= 0) {
-        this.termIds.delete(term);
-        continue;
-      }
+      const term = termOf[id];
+      if (postings.notes <= 0) continue;
       const fresh = new TermPostings(postings.length);
       postings.forEach((old, title, tags, body) => {
         const ordinal = renumbered[old];
@@ -756,8 +760,9 @@ export class MemoryIndex {
       fresh.notes = postings.notes;
       fresh.trim();
       // The bound is computed again on the next query that needs it.
-      this.termIds.set(term, this.byId.length);
+      this.termIds.add(term, this.byId.length);
       this.byId.push(fresh);
+      this.termOf.push(term);
       this.postingBytes += fresh.bytes;
     }
   }
