@@ -359,7 +359,7 @@ const STAGE_NOTES = 256;
 /** The postings of every term, each note's field lengths, and the corpus sizes. */
 export class MemoryIndex {
   /** Each term's id (term-table.ts): its place in `byId` and `termOf`. */
-  private termIds = new TermTable();
+  private termIds = new TermTable(16);
   private byId: TermPostings[] = [];
   private termOf: string[] = [];
   /** Per ordinal: the note's key, its three field lengths, whether it is live. */
@@ -377,13 +377,13 @@ export class MemoryIndex {
    */
   private staged = 0;
   private stagedNotes = 0;
-  private stagedTerm = new Int32Array(4096);
-  private stagedOrdinal = new Int32Array(4096);
-  private stagedCounts = new Int32Array(3 * 4096);
-  private stagedNext = new Int32Array(4096);
+  private stagedTerm = new Int32Array(64);
+  private stagedOrdinal = new Int32Array(64);
+  private stagedCounts = new Int32Array(3 * 64);
+  private stagedNext = new Int32Array(64);
   /** Per term id while grouping: its first and last staged posting (-1: none). */
-  private firstStaged = new Int32Array(1024).fill(-1);
-  private lastStaged = new Int32Array(1024);
+  private firstStaged = new Int32Array(64).fill(-1);
+  private lastStaged = new Int32Array(64);
   /** The similar-notes lookup's per-note scratch (similar-memory.ts): partial scores, all zero between queries, and the notes touched. */
   private accumulators = new Float64Array(0);
   private touchedList = new Int32Array(0);

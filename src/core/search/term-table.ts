@@ -14,7 +14,7 @@ const SLOT = 4;
 export class TermTable {
   private slots: Int32Array;
   private mask: number;
-  private pool = new Uint16Array(1 << 12);
+  private pool = new Uint16Array(256);
   private poolUsed = 0;
   /** Terms held. */
   size = 0;
