@@ -6,7 +6,7 @@
 // 16, the way a group commit's catch-up does, and prints the CPU per note and
 // per term. Variants run side by side, each on its own index, in alternating rounds:
 //   bun bench/index-add.ts --dir /tmp/h100k [--notes 1000] [--rounds 3] [--variants "src=/path/to/an/export|src=.|src=. flush=batch"]
-// (flush=batch: the staged postings appended after every batch, as when a
+// (stage=N: notes staged at most; flush=batch: the staged postings appended after every batch, as when a
 // search or similar-notes lookup follows each group commit; otherwise at the
 // end of a round).
 import { Database } from "bun:sqlite";
@@ -39,7 +39,7 @@ const built = await Promise.all(
     const { MemoryIndex } = await import(join(src, "src/core/search/memory-index.ts"));
     const { noteVector } = await import(join(src, "src/core/search/vector.ts"));
     const started = performance.now();
-    const index: Loose = new MemoryIndex();
+    const index: Loose = new MemoryIndex(...(settings.stage ? [Number(settings.stage)] : []));
     for (const { term, notes } of termSizes) index.reserve(term, notes);
     for (const { pk, vector } of vectors) index.add(pk, vector);
     index.trim();

@@ -394,6 +394,9 @@ export class MemoryIndex {
   /** Terms in each field, summed over live notes. */
   readonly lengthSums: Fields<number> = [0, 0, 0];
 
+  /** @param stageNotes notes staged at most before their postings are appended (see STAGE_NOTES; benches try others). */
+  constructor(private readonly stageNotes = STAGE_NOTES) {}
+
   /** What an index of this size holds, roughly (see `bytes`): to decide before building it. */
   static estimateBytes(postings: number, terms: number, notes: number): number {
     return postings * POSTING_BYTES + terms * TERM_BYTES + notes * (NOTE_ARRAYS_BYTES + NOTE_BYTES);
@@ -441,7 +444,7 @@ export class MemoryIndex {
     } else {
       for (const [term, counts] of vector.counts) this.stage(term, ordinal, counts[0], counts[1], counts[2]);
     }
-    if (++this.stagedNotes >= STAGE_NOTES) this.flush();
+    if (++this.stagedNotes >= this.stageNotes) this.flush();
     return true;
   }
 
