@@ -354,7 +354,7 @@ export class PostingCursor {
  * postings or once this many notes are waiting (docs/search-index.md, "Adding
  * a note").
  */
-const STAGE_NOTES = 256;
+const STAGE_NOTES = 64;
 
 /** The postings of every term, each note's field lengths, and the corpus sizes. */
 export class MemoryIndex {
