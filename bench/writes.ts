@@ -6,6 +6,7 @@
 //     [--variants "default|SEARCH_MEMORY_MB=0"]   (variants split by |, each a space-separated list of settings;
 //      `binary=PATH` runs another build, e.g. main's, beside this one)
 //     [--lua FILE]   (only write the wrk script)
+//     [--port 18730]  (the first server port; another run on the host needs its own)
 //     [--warmup 1]   (seconds of uncounted writes first, other notes: the route's first request compiles its handler, ~0.3-0.9 s)
 // For every two variants that differ by one setting, the same-run ratio of
 // their rates is printed: what that setting costs a write.
@@ -23,6 +24,8 @@ const connections = Number(args.connections ?? 16);
 const duration = Number(args.duration ?? 10);
 const rounds = Number(args.rounds ?? 2);
 const warmup = Number(args.warmup ?? 1);
+/** First port of the servers (`--port`): two runs on one host must not share ports. */
+const portBase = Number(args.port ?? 18730);
 /** Each variant's settings (`default`: none). */
 const variants = (args.variants ?? "default|SEARCH_MEMORY_MB=0").split("|").map((spec) => {
   const settings = spec.trim() === "default" ? [] : spec.trim().split(/\s+/).map((pair) => pair.split("=") as [string, string]);
@@ -108,7 +111,7 @@ async function round(port: number, variant: Record<string, string>): Promise<Fig
 
 const figures: (Figures & { cpuAll: number; cpuMain: number })[][] = variants.map(() => []);
 for (let r = 0; r < rounds; r++) {
-  for (const [v, variant] of variants.entries()) figures[v].push(await round(18730 + variants.length * r + v, variant.settings));
+  for (const [v, variant] of variants.entries()) figures[v].push(await round(portBase + variants.length * r + v, variant.settings));
 }
 rmSync(work, { recursive: true, force: true });
 const list = (values: number[], digits = 0) => values.map((v) => v.toFixed(digits)).join(" ");
