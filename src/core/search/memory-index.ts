@@ -355,6 +355,8 @@ export class PostingCursor {
  * a note").
  */
 const STAGE_NOTES = 64;
+/** Or once this many postings are (long notes, e.g. CJK, hold thousands of terms each: the staging arrays stay small). */
+const STAGE_POSTINGS = 1 << 15;
 
 /** The postings of every term, each note's field lengths, and the corpus sizes. */
 export class MemoryIndex {
@@ -444,7 +446,7 @@ export class MemoryIndex {
     } else {
       for (const [term, counts] of vector.counts) this.stage(term, ordinal, counts[0], counts[1], counts[2]);
     }
-    if (++this.stagedNotes >= this.stageNotes) this.flush();
+    if (++this.stagedNotes >= this.stageNotes || this.staged >= STAGE_POSTINGS) this.flush();
     return true;
   }
 
