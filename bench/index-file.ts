@@ -10,7 +10,7 @@ type Loose = any;
 
 export function saveIndex(index: MemoryIndex, path: string): void {
   const x = index as Loose;
-  const terms = [...(x.terms as Map<string, TermPostings>).entries()];
+  const terms = index.termEntries();
   const header = {
     nextOrdinal: x.nextOrdinal,
     notes: index.notes,
@@ -63,7 +63,6 @@ export function loadIndex(path: string): MemoryIndex {
   for (let f = 0; f < 3; f++) index.lengthSums[f] = header.lengthSums[f];
   const ordinalOfKey = x.ordinalOfKey as Map<number, number>;
   for (let o = 0; o < n; o++) if (x.live[o]) ordinalOfKey.set(x.keys[o], o);
-  let postingBytes = 0;
   for (const [term, length, size, notes, last, skipCount] of header.terms as [string, number, number, number, number, number][]) {
     const p = new TermPostings(0);
     p.data = take(length);
@@ -72,10 +71,7 @@ export function loadIndex(path: string): MemoryIndex {
     p.notes = notes;
     p.last = last;
     if (skipCount > 0) p.skips = new Int32Array(take(4 * skipCount).buffer);
-    x.terms.set(term, p);
-    x.newTerms.push(term);
-    postingBytes += p.bytes;
+    x.newTerm(term, p);
   }
-  x.postingBytes = postingBytes;
   return index;
 }

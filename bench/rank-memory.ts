@@ -35,13 +35,13 @@ let postings = 0;
 const started = performance.now();
 if (args.load) {
   index = loadIndex(args.load);
-  for (const term of (index as unknown as { terms: Map<string, { size: number }> }).terms.values()) postings += term.size;
+  for (const [, term] of index.termEntries()) postings += term.size;
 } else if (args.dir) {
   const store = new SqliteStore({ dataDir: args.dir, searchMemoryBytes: 8192 * 1048576 });
   await store.migrate();
   await store.searchIndex.memory.loaded();
   index = (await store.searchIndex.memory.current())!;
-  for (const term of (index as unknown as { terms: Map<string, { size: number }> }).terms.values()) postings += term.size;
+  for (const [, term] of index.termEntries()) postings += term.size;
   await store.close();
 } else {
   index = new MemoryIndex();

@@ -5,11 +5,13 @@
 // notes/s, the process's CPU a note (every thread) and the main thread's (the one
 // that serves requests; from /proc, so a checkpoint worker's CPU is not in it).
 //   bun bench/write-cpu.ts --dir /tmp/h100k [--notes 3000] [--rounds 3] [--memory]
-//     [--variants "src=/path/to/an/export/of/main|src=.|src=. fold=512|src=. pragma=wal_autocheckpoint=0|src=. fts=automerge=16"]
+//     [--variants "src=/path/to/an/export/of/main|src=.|src=. fold=512|src=. pragma=wal_autocheckpoint=0|src=. fts=automerge=16|src=. memory=0"]
 // A variant is a space-separated list of: src=DIR (the source tree whose store is
-// imported; default this one), fold=ROWS (searchFoldEvery), pragma=NAME=VALUE[,...]
-// (run on the store's connection after it opened), fts=NAME=VALUE[,...] (an FTS5
-// configuration option of search_fts, e.g. automerge=16). The CPU is robust on a shared
+// imported; default this one), fold=ROWS (searchFoldEvery), memory=1|0 (the
+// postings on or off for this variant; default: on with --memory),
+// pragma=NAME=VALUE[,...] (run on the store's connection after it opened),
+// fts=NAME=VALUE[,...] (an FTS5 configuration option of search_fts, e.g.
+// automerge=16). The CPU is robust on a shared
 // host where rates are not; compare variants only inside one run.
 import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -43,9 +45,10 @@ for (let r = 0; r < rounds; r++) {
     const { SqliteStore } = await import(join(src, "src/store/sqlite/store.ts"));
     const work = mkdtempSync(join(tmpdir(), "cairn-write-cpu-"));
     copyFileSync(join(dir, "cairn.db"), join(work, "cairn.db"));
-    const store = new SqliteStore({ dataDir: work, searchMemoryBytes: memory ? 1 << 30 : 0, searchFoldEvery: settings.fold ? Number(settings.fold) : undefined });
+    const on = settings.memory === undefined ? memory : settings.memory === "1";
+    const store = new SqliteStore({ dataDir: work, searchMemoryBytes: on ? 1 << 30 : 0, searchFoldEvery: settings.fold ? Number(settings.fold) : undefined });
     await store.migrate();
-    if (memory) await store.searchMemoryBuilt();
+    if (on) await store.searchMemoryBuilt();
     for (const pragma of (settings.pragma ?? "").split(",").filter(Boolean)) store.sqlite.exec(`PRAGMA ${pragma}`);
     for (const option of (settings.fts ?? "").split(",").filter(Boolean)) {
       const [name, value] = option.split("=");

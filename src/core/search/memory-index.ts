@@ -9,7 +9,8 @@
 // is shared between connections or processes.
 import type { Fields } from "./analyzer.ts";
 import { weightedFrequencyOf } from "./ranking.ts";
-import { forEachTermOf, lengthsOf, type IndexedVector } from "./vector.ts";
+import { TermTable } from "./term-table.ts";
+import { forEachTerm, lengthsOf, type IndexedVector } from "./vector.ts";
 
 /**
  * A cached largest weighted frequency stays a bound while the field averages
@@ -80,42 +81,51 @@ export class TermPostings {
     this.data = new Uint8Array(capacityBytes);
   }
 
-  /** Makes room for `more` bytes; returns the bytes added. */
-  private room(more: number): number {
-    const needed = this.length + more;
-    if (needed <= this.data.length) return 0;
+  /** Grows `data` to hold `more` bytes past `length`; returns the bytes added. */
+  private grow(more: number): number {
     const before = this.data.length;
-    const grown = new Uint8Array(Math.max(needed, Math.ceil(before * 1.5), 8));
+    const grown = new Uint8Array(Math.max(this.length + more, Math.ceil(before * 1.5), 8));
     grown.set(this.data.subarray(0, this.length));
     this.data = grown;
     return grown.length - before;
   }
 
-  private varint(value: number): void {
+  /** Writes `value` as a varint at `at`; returns where the next byte goes. */
+  private static varint(data: Uint8Array, at: number, value: number): number {
     let v = value;
-    const data = this.data;
     while (v >= 128) {
-      data[this.length++] = (v & 127) | 128;
+      data[at++] = (v & 127) | 128;
       v >>>= 7;
     }
-    data[this.length++] = v;
+    data[at++] = v;
+    return at;
   }
 
   /** Appends a posting (`ordinal` above every one held); returns the bytes the arrays grew by. */
   push(ordinal: number, title: number, tags: number, body: number): number {
-    let grown = this.room(20);
+    // At most four varints of five bytes.
+    let grown = this.length + 20 > this.data.length ? this.grow(20) : 0;
+    const data = this.data;
     const gap = ordinal - this.last;
+    let at = this.length;
     if (title === 0 && tags === 0 && body >= 1 && body <= 3) {
-      this.varint(gap * 4 + body - 1);
+      // The common case (body only, one to three times) written inline.
+      let v = gap * 4 + body - 1;
+      while (v >= 128) {
+        data[at++] = (v & 127) | 128;
+        v >>>= 7;
+      }
+      data[at++] = v;
     } else {
-      this.varint(gap * 4 + 3);
+      at = TermPostings.varint(data, at, gap * 4 + 3);
       const more = title > 0 || tags > 0;
-      this.varint(body * 2 + (more ? 1 : 0));
+      at = TermPostings.varint(data, at, body * 2 + (more ? 1 : 0));
       if (more) {
-        this.varint(title);
-        this.varint(tags);
+        at = TermPostings.varint(data, at, title);
+        at = TermPostings.varint(data, at, tags);
       }
     }
+    this.length = at;
     this.last = ordinal;
     this.size++;
     if ((this.size & (BLOCK - 1)) === 0) {
@@ -337,9 +347,23 @@ export class PostingCursor {
   }
 }
 
+/**
+ * Notes whose postings are staged before they are appended (see `stage`): a
+ * write's terms are looked up at once, and the postings appended term by
+ * term, each term's pending postings together, at the next read of the
+ * postings or once this many notes are waiting (docs/search-index.md, "Adding
+ * a note").
+ */
+const STAGE_NOTES = 64;
+/** Or once this many postings are (long notes, e.g. CJK, hold thousands of terms each: the staging arrays stay small). */
+const STAGE_POSTINGS = 1 << 15;
+
 /** The postings of every term, each note's field lengths, and the corpus sizes. */
 export class MemoryIndex {
-  private readonly terms = new Map<string, TermPostings>();
+  /** Each term's id (term-table.ts): its place in `byId` and `termOf`. */
+  private termIds = new TermTable(16);
+  private byId: TermPostings[] = [];
+  private termOf: string[] = [];
   /** Per ordinal: the note's key, its three field lengths, whether it is live. */
   private keys = new Float64Array(64);
   private fieldLengths = new Uint32Array(3 * 64);
@@ -348,6 +372,20 @@ export class MemoryIndex {
   private nextOrdinal = 0;
   private removed = 0;
   private postingBytes = 0;
+  /**
+   * Postings added but not yet appended, in the order added: per posting its
+   * term id, ordinal and counts (title, tags, body), and the next staged
+   * posting of the same term (-1: none) while they are grouped.
+   */
+  private staged = 0;
+  private stagedNotes = 0;
+  private stagedTerm = new Int32Array(64);
+  private stagedOrdinal = new Int32Array(64);
+  private stagedCounts = new Int32Array(3 * 64);
+  private stagedNext = new Int32Array(64);
+  /** Per term id while grouping: its first and last staged posting (-1: none). */
+  private firstStaged = new Int32Array(64).fill(-1);
+  private lastStaged = new Int32Array(64);
   /** The similar-notes lookup's per-note scratch (similar-memory.ts): partial scores, all zero between queries, and the notes touched. */
   private accumulators = new Float64Array(0);
   private touchedList = new Int32Array(0);
@@ -358,6 +396,9 @@ export class MemoryIndex {
   /** Terms in each field, summed over live notes. */
   readonly lengthSums: Fields<number> = [0, 0, 0];
 
+  /** @param stageNotes notes staged at most before their postings are appended (see STAGE_NOTES; benches try others). */
+  constructor(private readonly stageNotes = STAGE_NOTES) {}
+
   /** What an index of this size holds, roughly (see `bytes`): to decide before building it. */
   static estimateBytes(postings: number, terms: number, notes: number): number {
     return postings * POSTING_BYTES + terms * TERM_BYTES + notes * (NOTE_ARRAYS_BYTES + NOTE_BYTES);
@@ -365,10 +406,8 @@ export class MemoryIndex {
 
   /** Sizes a term's postings for `count` notes ahead of a bulk load (each posting takes a byte at least). */
   reserve(term: string, count: number): void {
-    if (this.terms.has(term)) return;
-    const postings = new TermPostings(count + 4);
-    this.newTerm(term, postings);
-    this.postingBytes += postings.bytes;
+    if (this.termIds.get(term) >= 0) return;
+    this.newTerm(term, new TermPostings(count + 4));
   }
 
   /** Shrinks every term's arrays to what they hold (after a bulk load). */
@@ -378,8 +417,9 @@ export class MemoryIndex {
 
   /** trim() in steps of a few thousand terms: a generator, so that a background build yields between steps. */
   *trimming(termsPerStep = 2_000): Generator<void, void, void> {
+    this.flush();
     let done = 0;
-    for (const postings of this.terms.values()) {
+    for (const postings of this.byId) {
       this.postingBytes -= postings.trim();
       if (++done % termsPerStep === 0) yield;
     }
@@ -389,7 +429,11 @@ export class MemoryIndex {
     return this.ordinalOfKey.has(key);
   }
 
-  /** Adds a note from its vector; false (and nothing changes) when the key is already held. */
+  /**
+   * Adds a note from its vector; false (and nothing changes) when the key is
+   * already held. Its postings are staged (see `flush`): every method that
+   * reads postings or term counts appends them first.
+   */
   add(key: number, vector: IndexedVector): boolean {
     if (this.ordinalOfKey.has(key)) return false;
     const ordinal = this.newOrdinal(key);
@@ -397,17 +441,89 @@ export class MemoryIndex {
     this.fieldLengths.set(lengths, 3 * ordinal);
     for (let f = 0; f < 3; f++) this.lengthSums[f] += lengths[f];
     this.notes++;
-    forEachTermOf(vector, (term, title, tags, body) => {
-      let postings = this.terms.get(term);
-      if (!postings) {
-        this.newTerm(term, (postings = new TermPostings(8)));
-        this.postingBytes += postings.bytes;
-      }
-      this.postingBytes += postings.push(ordinal, title, tags, body);
-      postings.notes++;
-      if (postings.boundAverages) postings.raiseBound(weightedFrequencyOf(title, tags, body, lengths[0], lengths[1], lengths[2], postings.boundAverages));
-    });
+    if (typeof vector === "string") {
+      forEachTerm(vector, (term, title, tags, body) => this.stage(term, ordinal, title, tags, body));
+    } else {
+      for (const [term, counts] of vector.counts) this.stage(term, ordinal, counts[0], counts[1], counts[2]);
+    }
+    if (++this.stagedNotes >= this.stageNotes || this.staged >= STAGE_POSTINGS) this.flush();
     return true;
+  }
+
+  /** Records a posting to append (by flush) under its term's id; a new term gets its (empty) postings now. */
+  private stage(term: string, ordinal: number, title: number, tags: number, body: number): void {
+    let id = this.termIds.get(term);
+    if (id < 0) id = this.newTerm(term, new TermPostings(8));
+    const at = this.staged++;
+    if (at === this.stagedTerm.length) this.growStaging();
+    this.stagedTerm[at] = id;
+    this.stagedOrdinal[at] = ordinal;
+    this.stagedCounts[3 * at] = title;
+    this.stagedCounts[3 * at + 1] = tags;
+    this.stagedCounts[3 * at + 2] = body;
+  }
+
+  private growStaging(): void {
+    const capacity = 2 * this.stagedTerm.length;
+    const grow = (from: Int32Array, size: number) => {
+      const grown = new Int32Array(size);
+      grown.set(from);
+      return grown;
+    };
+    this.stagedTerm = grow(this.stagedTerm, capacity);
+    this.stagedOrdinal = grow(this.stagedOrdinal, capacity);
+    this.stagedCounts = grow(this.stagedCounts, 3 * capacity);
+    this.stagedNext = new Int32Array(capacity);
+  }
+
+  /**
+   * Appends the staged postings, one term at a time (each term's postings in
+   * the order added, so ordinals ascend): a term held by several of the
+   * staged notes has its postings, arrays and bound touched once for all of
+   * them, not once per note (the write side's cost is memory latency:
+   * docs/benchmarks.md).
+   */
+  flush(): void {
+    const count = this.staged;
+    if (count === 0) return;
+    const terms = this.stagedTerm;
+    const next = this.stagedNext;
+    const first = this.firstStaged;
+    const last = this.lastStaged;
+    const touched: number[] = [];
+    for (let at = 0; at < count; at++) {
+      const id = terms[at];
+      next[at] = -1;
+      if (first[id] < 0) {
+        first[id] = at;
+        touched.push(id);
+      } else next[last[id]] = at;
+      last[id] = at;
+    }
+    const ordinals = this.stagedOrdinal;
+    const counts = this.stagedCounts;
+    const lengths = this.fieldLengths;
+    let grown = 0;
+    for (const id of touched) {
+      const postings = this.byId[id];
+      const averages = postings.boundAverages;
+      for (let at = first[id]; at >= 0; at = next[at]) {
+        const ordinal = ordinals[at];
+        const title = counts[3 * at];
+        const tags = counts[3 * at + 1];
+        const body = counts[3 * at + 2];
+        grown += postings.push(ordinal, title, tags, body);
+        postings.notes++;
+        if (averages) {
+          const o = 3 * ordinal;
+          postings.raiseBound(weightedFrequencyOf(title, tags, body, lengths[o], lengths[o + 1], lengths[o + 2], averages));
+        }
+      }
+      first[id] = -1;
+    }
+    this.postingBytes += grown;
+    this.staged = 0;
+    this.stagedNotes = 0;
   }
 
   /**
@@ -417,47 +533,67 @@ export class MemoryIndex {
   remove(key: number, vector: string): boolean {
     const ordinal = this.ordinalOfKey.get(key);
     if (ordinal === undefined) return false;
+    this.flush();
     this.ordinalOfKey.delete(key);
     this.live[ordinal] = 0;
     this.removed++;
     this.notes--;
     for (let f = 0; f < 3; f++) this.lengthSums[f] -= this.fieldLengths[3 * ordinal + f];
-    forEachTermOf(vector, (term) => {
-      const postings = this.terms.get(term);
-      if (postings) postings.notes--;
+    forEachTerm(vector, (term) => {
+      const id = this.termIds.get(term);
+      if (id >= 0) this.byId[id].notes--;
     });
     if (this.removed > 1024 && this.removed > this.nextOrdinal / 4) this.compact();
     return true;
   }
 
   postings(term: string): TermPostings | undefined {
-    const postings = this.terms.get(term);
+    const postings = this.termPostings(term);
     return postings && postings.notes > 0 ? postings : undefined;
   }
 
   /** How many live notes hold `term`. */
   notesWith(term: string): number {
-    return this.terms.get(term)?.notes ?? 0;
+    return this.termPostings(term)?.notes ?? 0;
+  }
+
+  /** A term's postings with every staged posting appended (live notes or not). */
+  private termPostings(term: string): TermPostings | undefined {
+    this.flush();
+    const id = this.termIds.get(term);
+    return id < 0 ? undefined : this.byId[id];
   }
 
   /** Every term in code-unit order, but for `newTerms`: those added since, merged in when a lookup finds them many. */
   private sortedTerms: string[] = [];
   private newTerms: string[] = [];
 
-  private newTerm(term: string, postings: TermPostings): void {
-    this.terms.set(term, postings);
+  private newTerm(term: string, postings: TermPostings): number {
+    const id = this.byId.length;
+    this.termIds.add(term, id);
+    this.byId.push(postings);
+    this.termOf.push(term);
     this.newTerms.push(term);
+    this.postingBytes += postings.bytes;
+    if (id === this.firstStaged.length) {
+      const first = new Int32Array(2 * id).fill(-1);
+      first.set(this.firstStaged);
+      this.firstStaged = first;
+      this.lastStaged = new Int32Array(2 * id);
+    }
+    return id;
   }
 
   /** Terms in [from, to) that live notes hold, with how many (typo correction). */
   vocabulary(from: string, to: string): { term: string; doc: number }[] {
+    this.flush();
     if (this.newTerms.length > 1024) {
       this.sortedTerms = mergeSorted(this.sortedTerms, this.newTerms.sort());
       this.newTerms = [];
     }
     const found: { term: string; doc: number }[] = [];
     const take = (term: string) => {
-      const notes = this.terms.get(term)?.notes ?? 0;
+      const notes = this.notesWith(term);
       if (notes > 0) found.push({ term, doc: notes });
     };
     const sorted = this.sortedTerms;
@@ -493,12 +629,19 @@ export class MemoryIndex {
 
   /** Bytes of the postings' arrays alone (encoded postings, skip entries). */
   get postingsBytes(): number {
+    this.flush();
     return this.postingBytes;
   }
 
   /** Distinct terms held. */
   get termCount(): number {
-    return this.terms.size;
+    return this.byId.length;
+  }
+
+  /** Every term and its postings (benches and dumps). */
+  termEntries(): [term: string, postings: TermPostings][] {
+    this.flush();
+    return this.byId.map((postings, id) => [this.termOf[id], postings]);
   }
 
   /** Ordinals handed out so far (live or not). */
@@ -515,9 +658,14 @@ export class MemoryIndex {
     return { accumulators: this.accumulators, touched: this.touchedList };
   }
 
-  /** Approximate heap bytes held (postings arrays, per-term and per-note overheads, ranking scratch). */
+  /**
+   * Approximate heap bytes held (postings arrays, per-term and per-note
+   * overheads, ranking scratch); staged postings counted at the average a
+   * posting takes (checked after every add: it does not append them).
+   */
   get bytes(): number {
-    return this.postingBytes + this.terms.size * TERM_BYTES + this.keys.length * NOTE_ARRAYS_BYTES + this.ordinalOfKey.size * NOTE_BYTES;
+    const staging = this.stagedTerm.length * 28 + this.firstStaged.length * 8 + this.staged * POSTING_BYTES;
+    return this.postingBytes + staging + this.byId.length * TERM_BYTES + this.keys.length * NOTE_ARRAYS_BYTES + this.ordinalOfKey.size * NOTE_BYTES;
   }
 
   /**
@@ -529,6 +677,7 @@ export class MemoryIndex {
    * is computed again.
    */
   bounds(postings: TermPostings, averages: Fields<number>): number {
+    this.flush();
     const cachedUnder = postings.boundAverages;
     if (cachedUnder) {
       let drift = 1;
@@ -577,8 +726,9 @@ export class MemoryIndex {
 
   /** Drops dead postings and renumbers live notes densely (order kept); terms no note holds go. */
   compact(): void {
+    this.flush();
     this.compactPostings();
-    this.sortedTerms = [...this.terms.keys()].sort();
+    this.sortedTerms = [...this.termOf].sort();
     this.newTerms = [];
   }
 
@@ -598,11 +748,15 @@ export class MemoryIndex {
     this.nextOrdinal = next;
     this.removed = 0;
     this.postingBytes = 0;
-    for (const [term, postings] of this.terms) {
-      if (postings.notes <= 0) {
-        this.terms.delete(term);
-        continue;
-      }
+    const byId = this.byId;
+    const termOf = this.termOf;
+    this.byId = [];
+    this.termOf = [];
+    this.termIds = new TermTable(byId.length);
+    for (let id = 0; id < byId.length; id++) {
+      const postings = byId[id];
+      const term = termOf[id];
+      if (postings.notes <= 0) continue;
       const fresh = new TermPostings(postings.length);
       postings.forEach((old, title, tags, body) => {
         const ordinal = renumbered[old];
@@ -611,7 +765,9 @@ export class MemoryIndex {
       fresh.notes = postings.notes;
       fresh.trim();
       // The bound is computed again on the next query that needs it.
-      this.terms.set(term, fresh);
+      this.termIds.add(term, this.byId.length);
+      this.byId.push(fresh);
+      this.termOf.push(term);
       this.postingBytes += fresh.bytes;
     }
   }

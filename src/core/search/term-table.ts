@@ -1,0 +1,99 @@
+// Index terms to dense ids (memory-index.ts), for the write side's lookups:
+// open addressing over one typed array, each slot holding the term's hash,
+// id and where its characters start in one character pool, so that finding a
+// term reads one slot and one run of the pool. A Map<string, number> read the
+// map's entry, the key string's object and its characters, each a cache miss
+// on a large vocabulary: adding a note is memory-latency bound, one lookup a
+// distinct term (docs/benchmarks.md, "The in-memory index's cost on a write").
+
+/** Slots per term at most (the table doubles past it): short probe runs. */
+const LOAD = 0.5;
+/** Int32s per slot: hash (0: empty), id, pool start, length. */
+const SLOT = 4;
+
+export class TermTable {
+  private slots: Int32Array;
+  private mask: number;
+  private pool = new Uint16Array(256);
+  private poolUsed = 0;
+  /** Terms held. */
+  size = 0;
+
+  constructor(capacity = 1024) {
+    let slots = 16;
+    while (slots * LOAD < capacity) slots *= 2;
+    this.slots = new Int32Array(SLOT * slots);
+    this.mask = slots - 1;
+  }
+
+  /** The term's id, or -1. */
+  get(term: string): number {
+    const length = term.length;
+    const hash = hashOf(term);
+    const slots = this.slots;
+    const pool = this.pool;
+    const mask = this.mask;
+    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
+      const at = SLOT * slot;
+      const held = slots[at];
+      if (held === 0) return -1;
+      if (held === hash && slots[at + 3] === length) {
+        const start = slots[at + 2];
+        let i = 0;
+        while (i < length && pool[start + i] === term.charCodeAt(i)) i++;
+        if (i === length) return slots[at + 1];
+      }
+    }
+  }
+
+  /** Adds a term not held, under `id`. */
+  add(term: string, id: number): void {
+    if (this.size + 1 > (this.mask + 1) * LOAD) this.rehash(2 * (this.mask + 1));
+    const length = term.length;
+    if (this.poolUsed + length > this.pool.length) {
+      const pool = new Uint16Array(Math.max(2 * this.pool.length, this.poolUsed + length));
+      pool.set(this.pool.subarray(0, this.poolUsed));
+      this.pool = pool;
+    }
+    const start = this.poolUsed;
+    for (let i = 0; i < length; i++) this.pool[start + i] = term.charCodeAt(i);
+    this.poolUsed += length;
+    this.place(hashOf(term), id, start, length);
+    this.size++;
+  }
+
+  /** Bytes held by the slots and the pool. */
+  get bytes(): number {
+    return this.slots.byteLength + this.pool.byteLength;
+  }
+
+  private place(hash: number, id: number, start: number, length: number): void {
+    const slots = this.slots;
+    let slot = hash & this.mask;
+    while (slots[SLOT * slot] !== 0) slot = (slot + 1) & this.mask;
+    const at = SLOT * slot;
+    slots[at] = hash;
+    slots[at + 1] = id;
+    slots[at + 2] = start;
+    slots[at + 3] = length;
+  }
+
+  private rehash(count: number): void {
+    const old = this.slots;
+    this.slots = new Int32Array(SLOT * count);
+    this.mask = count - 1;
+    for (let at = 0; at < old.length; at += SLOT) if (old[at] !== 0) this.place(old[at], old[at + 1], old[at + 2], old[at + 3]);
+  }
+}
+
+/** FNV-1a over the UTF-16 code units, then mixed (murmur3's finaliser); never 0 (an empty slot). */
+function hashOf(term: string): number {
+  let h = 0x811c9dc5 | 0;
+  for (let i = 0; i < term.length; i++) h = Math.imul(h ^ term.charCodeAt(i), 0x01000193);
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h === 0 ? 1 : h;
+}
