@@ -202,3 +202,21 @@ test("analyze: ASCII text read character by character gives the terms the word p
   const text = fc.array(fc.oneof(pieces, fc.string({ maxLength: 8 }), fc.string({ unit: "grapheme", maxLength: 3 })), { maxLength: 30 }).map((parts) => parts.join(parts.length % 2 === 0 ? " " : ""));
   fc.assert(fc.property(text, (t) => expect(analyze(t)).toEqual(reference(t))), { numRuns: 3000 });
 });
+
+test("analyze: the stems remembered by a word's characters stay right past the memo's size (it empties) and for words sharing a start", () => {
+  // 150,000 distinct letter words (more than the memo holds), each analysed twice, in texts of several words.
+  const letters = "abcdefghijklmnopqrstuvwxyz";
+  const wordOf = (n: number) => {
+    let word = "";
+    for (let v = n + 1; v > 0; v = Math.floor(v / 26)) word += letters[v % 26];
+    return `${word}ing`;
+  };
+  for (let round = 0; round < 2; round++) {
+    for (let n = 0; n < 150_000; n += 5) {
+      const words = [0, 1, 2, 3, 4].map((k) => wordOf(n + k));
+      const got = analyze(`${words.join(" ")} ${words[0]}s ${words[0].slice(0, -3)}`);
+      const expected = [...words.map((w) => porterStem(w)), porterStem(`${words[0]}s`), porterStem(words[0].slice(0, -3))];
+      if (got.join(" ") !== expected.join(" ")) expect(got).toEqual(expected);
+    }
+  }
+});

@@ -68,6 +68,74 @@ function pushWordTerms(word: string, out: string[]): void {
 const NON_ASCII = /[^\x00-\x7f]/;
 
 /**
+ * The stems of ASCII words by the word's characters in the text being read,
+ * so that a word seen before costs no string of its own nor a Map lookup
+ * (which hashes a new string): open addressing over one typed array, each slot
+ * the word's hash, its stem's index + 1, and where its characters start in a
+ * byte pool. The same memo as `stems` (STEM_MEMO_WORDS words, then emptied),
+ * for the analysis of ASCII text, most of a long note's write
+ * (docs/benchmarks.md, "A note's analysis: stems remembered by the word's characters").
+ */
+class WordMemo {
+  private slots = new Int32Array(4 * WORD_SLOTS);
+  private pool = new Uint8Array(1 << 20);
+  private used = 0;
+  private words: string[] = [];
+
+  /** The stem of `text`'s characters start..end (a-z only), whose hash is `hash`. */
+  stem(text: string, start: number, end: number, hash: number): string {
+    const length = end - start;
+    const slots = this.slots;
+    const pool = this.pool;
+    let slot = hash & (WORD_SLOTS - 1);
+    for (; ; slot = (slot + 1) & (WORD_SLOTS - 1)) {
+      const at = 4 * slot;
+      const held = slots[at];
+      if (held === 0) break;
+      if (held === hash && slots[at + 3] === length) {
+        const from = slots[at + 2];
+        let i = 0;
+        while (i < length && pool[from + i] === text.charCodeAt(start + i)) i++;
+        if (i === length) return this.words[slots[at + 1] - 1];
+      }
+    }
+    const word = text.slice(start, end);
+    const stem = porterStem(word);
+    if (this.words.length >= STEM_MEMO_WORDS || this.used + length > pool.length) {
+      this.clear();
+      return stem;
+    }
+    const at = 4 * slot;
+    slots[at] = hash;
+    slots[at + 1] = this.words.push(stem);
+    slots[at + 2] = this.used;
+    slots[at + 3] = length;
+    for (let i = 0; i < length; i++) pool[this.used + i] = text.charCodeAt(start + i);
+    this.used += length;
+    return stem;
+  }
+
+  private clear(): void {
+    this.slots.fill(0);
+    this.used = 0;
+    this.words = [];
+  }
+}
+/** Slots of the word memo: a power of two, twice STEM_MEMO_WORDS at least (short probe runs). */
+const WORD_SLOTS = 1 << 18;
+let wordMemo: WordMemo | null = null;
+
+/** A word's hash from its FNV-1a state (murmur3's finaliser); never 0 (an empty slot). */
+function finish(h: number): number {
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h === 0 ? 1 : h;
+}
+
+/**
  * pushWordTerms for every word of a lower-cased text of ASCII characters only,
  * read character by character: there a word is a run of a-z and 0-9, a word
  * of letters is stemmed and one with digits kept as it is. The same terms as
@@ -75,23 +143,31 @@ const NON_ASCII = /[^\x00-\x7f]/;
  * long note's write: docs/benchmarks.md, "Writes of ~2 KB notes").
  */
 function pushAsciiTerms(lower: string, out: string[], skip: ReadonlySet<string> | null): void {
+  const memo = (wordMemo ??= new WordMemo());
   let start = -1;
   let letters = true;
+  let h = 0;
   for (let i = 0; i <= lower.length; i++) {
     const c = i < lower.length ? lower.charCodeAt(i) : 32;
     if (c >= 97 && c <= 122) {
       if (start < 0) {
         start = i;
         letters = true;
+        h = 0x811c9dc5 | 0;
       }
+      h = Math.imul(h ^ c, 0x01000193);
     } else if (c >= 48 && c <= 57) {
       if (start < 0) start = i;
       letters = false;
     } else if (start >= 0) {
-      const word = lower.slice(start, i);
+      const from = start;
       start = -1;
-      if (skip?.has(word)) continue;
-      const term = letters ? stemOf(word) : word;
+      let term: string;
+      if (skip !== null) {
+        const word = lower.slice(from, i);
+        if (skip.has(word)) continue;
+        term = letters ? memo.stem(lower, from, i, finish(h)) : word;
+      } else term = letters ? memo.stem(lower, from, i, finish(h)) : lower.slice(from, i);
       out.push(term.length > MAX_TERM_LENGTH ? term.slice(0, MAX_TERM_LENGTH) : term);
     }
   }
