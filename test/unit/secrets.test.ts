@@ -57,7 +57,11 @@ describe("kinds found (our rules)", () => {
   test("a redis URL with a password", () => expect(scanner.find("REDIS_URL=redis://default:Zx8vQ2pL9mWk@cache:6379/0")).toBe("connection_string_password"));
   test("an ADO.NET connection string with a password", () => {
     expect(scanner.find("Server=tcp:db.corp.net,1433;Database=app;User Id=sa;Password=Qw3rty!9x;")).toBe("connection_string_password");
+    // The key in any case (the rule's pattern is case-blind, and so is the check that lets it run).
+    expect(scanner.find("data source=db.corp.net;initial catalog=app;uid=sa;PWD=Qw3rty!9x;")).toBe("connection_string_password");
+    expect(scanner.find("Host=db;Port=5432;pAsSwOrD=Qw3rty!9x")).toBe("connection_string_password");
   });
+  test("a URL of any scheme's case with a password", () => expect(scanner.find("AMQPS://app:Zx8vQ2pL9mWk@mq.internal:5671")).toBe("connection_string_password"));
   test("a Google API key", () => expect(scanner.find(`key=AIza${fill(35, 9)}`)).toBe("gcp_api_key"));
 });
 
