@@ -2,6 +2,7 @@
 // index terms the same way, so an engine only stores and looks up terms
 // (docs/design.md, "Search").
 import { porterStem } from "./porter.ts";
+import { finishHash, FNV_START, fnvStep } from "./term-table.ts";
 
 /** Index terms longer than this are cut (a pasted hash or base64 blob is still findable by its start). */
 export const MAX_TERM_LENGTH = 64;
@@ -125,16 +126,6 @@ class WordMemo {
 const WORD_SLOTS = 1 << 18;
 let wordMemo: WordMemo | null = null;
 
-/** A word's hash from its FNV-1a state (murmur3's finaliser); never 0 (an empty slot). */
-function finish(h: number): number {
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h === 0 ? 1 : h;
-}
-
 /**
  * pushWordTerms for every word of a lower-cased text of ASCII characters only,
  * read character by character: there a word is a run of a-z and 0-9, a word
@@ -153,9 +144,9 @@ function pushAsciiTerms(lower: string, out: string[], skip: ReadonlySet<string> 
       if (start < 0) {
         start = i;
         letters = true;
-        h = 0x811c9dc5 | 0;
+        h = FNV_START;
       }
-      h = Math.imul(h ^ c, 0x01000193);
+      h = fnvStep(h, c);
     } else if (c >= 48 && c <= 57) {
       if (start < 0) start = i;
       letters = false;
@@ -166,8 +157,8 @@ function pushAsciiTerms(lower: string, out: string[], skip: ReadonlySet<string> 
       if (skip !== null) {
         const word = lower.slice(from, i);
         if (skip.has(word)) continue;
-        term = letters ? memo.stem(lower, from, i, finish(h)) : word;
-      } else term = letters ? memo.stem(lower, from, i, finish(h)) : lower.slice(from, i);
+        term = letters ? memo.stem(lower, from, i, finishHash(h)) : word;
+      } else term = letters ? memo.stem(lower, from, i, finishHash(h)) : lower.slice(from, i);
       out.push(term.length > MAX_TERM_LENGTH ? term.slice(0, MAX_TERM_LENGTH) : term);
     }
   }

@@ -86,10 +86,19 @@ export class TermTable {
   }
 }
 
+/** FNV-1a's starting state and one step (a UTF-16 code unit). */
+export const FNV_START = 0x811c9dc5 | 0;
+export const fnvStep = (h: number, code: number): number => Math.imul(h ^ code, 0x01000193);
+
 /** FNV-1a over the UTF-16 code units, then mixed (murmur3's finaliser); never 0 (an empty slot). */
 function hashOf(term: string): number {
-  let h = 0x811c9dc5 | 0;
-  for (let i = 0; i < term.length; i++) h = Math.imul(h ^ term.charCodeAt(i), 0x01000193);
+  let h = FNV_START;
+  for (let i = 0; i < term.length; i++) h = fnvStep(h, term.charCodeAt(i));
+  return finishHash(h);
+}
+
+/** An FNV-1a state mixed by murmur3's finaliser; never 0 (an empty slot of an open-addressing table). */
+export function finishHash(h: number): number {
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
   h ^= h >>> 13;
