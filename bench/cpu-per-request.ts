@@ -11,6 +11,7 @@
 // An engine name ending in -x2: two replicas on one database, wrk's connections
 // split between them (writes from distinct authors per replica), the serve CPU
 // summed over both (and printed per replica): what a second replica adds per request.
+// -x2idle: two replicas, requests to the first only (the second follows its writes).
 // --routes: only the routes whose name holds one of these words (create: POST /v1/posts).
 // --from: a seeded data dir (bench/seed.ts, with keys.json); it is copied,
 // never written. The server is measured once its CPU has settled after start
@@ -222,7 +223,9 @@ for (const engine of engines) {
     pg = { url, database: new URL(url).pathname.slice(1), postmaster: (await cluster()).pid };
     env = { ...env, DATABASE_URL: url };
   }
-  const replicas = engine.endsWith("-x2") ? 2 : 1;
+  const replicas = /-x2(idle)?$/.test(engine) ? 2 : 1;
+  // -x2idle: the second replica takes no requests; its CPU is what following the first one's writes costs.
+  const loaded = engine.endsWith("-x2idle") ? 1 : replicas;
   const procs: Bun.Subprocess[] = [];
   const urls: string[] = [];
   for (let r = 0; r < replicas; r++) {
@@ -243,7 +246,7 @@ for (const engine of engines) {
     const serveBefore = procs.map((p) => serveCpu(p.pid));
     const mainBefore = procs.map((p) => mainThreadCpu(p.pid));
     const clusterBefore = pg ? clusterCpu(pg.postmaster, pg.database) : null;
-    const run = await wrk(urls, script);
+    const run = await wrk(urls.slice(0, loaded), script);
     // Requests still in flight when wrk stops are served after it: their CPU is
     // counted here (not in the next route's), so each figure is high by at most
     // `connections` requests' worth.
