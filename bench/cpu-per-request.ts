@@ -12,6 +12,7 @@
 // split between them (writes from distinct authors per replica), the serve CPU
 // summed over both (and printed per replica): what a second replica adds per request.
 // -x2idle: two replicas, requests to the first only (the second follows its writes).
+// -poolN anywhere in the name: DATABASE_POOL_SIZE=N.
 // --routes: only the routes whose name holds one of these words (create: POST /v1/posts).
 // --from: a seeded data dir (bench/seed.ts, with keys.json); it is copied,
 // never written. The server is measured once its CPU has settled after start
@@ -213,6 +214,9 @@ for (const engine of engines) {
   // *-no-similar: without the similar-notes lookup on create (SIMILAR_NOTES=0), what the rest of a create costs.
   let env: Record<string, string> = engine === "sqlite-no-postings" ? { SEARCH_MEMORY_MB: "0" } : {};
   if (engine.includes("-no-similar")) env = { SIMILAR_NOTES: "0" };
+  // -poolN: DATABASE_POOL_SIZE=N (each replica's connections).
+  const pool = engine.match(/-pool(\d+)/)?.[1];
+  if (pool) env = { ...env, DATABASE_POOL_SIZE: pool };
   let pg: { url: string; database: string; postmaster: number } | null = null;
   if (engine.startsWith("postgres")) {
     const url = await freshDatabase("cpu");
@@ -223,9 +227,9 @@ for (const engine of engines) {
     pg = { url, database: new URL(url).pathname.slice(1), postmaster: (await cluster()).pid };
     env = { ...env, DATABASE_URL: url };
   }
-  const replicas = /-x2(idle)?$/.test(engine) ? 2 : 1;
+  const replicas = /-x2(idle)?\b/.test(engine) ? 2 : 1;
   // -x2idle: the second replica takes no requests; its CPU is what following the first one's writes costs.
-  const loaded = engine.endsWith("-x2idle") ? 1 : replicas;
+  const loaded = engine.includes("-x2idle") ? 1 : replicas;
   const procs: Bun.Subprocess[] = [];
   const urls: string[] = [];
   for (let r = 0; r < replicas; r++) {
