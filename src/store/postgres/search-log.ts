@@ -59,11 +59,11 @@ const FIRST_PAGE: PageEnd = { xid: "0", seq: 0 };
  * matter to the caller, which orders a read's rows by seq. The own keys are a
  * subquery, which PostgreSQL hashes; `<> ALL($array)` compared every row
  * with every own key (a read after a burst of this replica's writes: ~6 ms).
- * Each vector is a subquery by primary key: as a join, the generic plan
- * hashed the whole search_vectors table on every read (~4.7 ms at 21k notes
- * for a read of 300 rows, 0.6 ms as a subquery); the snapshot text is parsed
+ * Each vector is a subquery by primary key (an index probe per returned
+ * row, whatever the statistics say): as a join, the generic plan could hash
+ * the whole search_vectors table on every read. The snapshot text is parsed
  * once (OFFSET 0 keeps it from being inlined into every row's test).
- * docs/benchmarks.md, "Issue 20: two replicas".
+ * docs/benchmarks.md, "Issue 20: two replicas against one".
  */
 function changePage(sql: Query, from: string, after: PageEnd, own: string): Promise<ChangeRow[]> {
   return sql`
