@@ -7,7 +7,13 @@
 // server's backends alone, each divided by the requests wrk completed; and
 // PostgreSQL's own account from pg_stat_statements (execution + planning
 // time, statements per request, the costliest statements).
-//   bun run build && bun bench/cpu-per-request.ts --from /tmp/s100k [--seconds 10] [--connections 8] [--engines sqlite,postgres,sqlite-no-postings,sqlite-no-similar,postgres-no-similar]
+//   bun run build && bun bench/cpu-per-request.ts --from /tmp/s100k [--seconds 10] [--connections 8] [--engines sqlite,postgres,sqlite-no-postings,sqlite-no-similar,postgres-no-similar,postgres-no-similar-x2] [--routes create,get]
+// An engine name ending in -x2: two replicas on one database, wrk's connections
+// split between them (writes from distinct authors per replica), the serve CPU
+// summed over both (and printed per replica): what a second replica adds per request.
+// -x2idle: two replicas, requests to the first only (the second follows its writes).
+// -poolN anywhere in the name: DATABASE_POOL_SIZE=N.
+// --routes: only the routes whose name holds one of these words (create: POST /v1/posts).
 // --from: a seeded data dir (bench/seed.ts, with keys.json); it is copied,
 // never written. The server is measured once its CPU has settled after start
 // (in-memory search postings built). Re-run it after a change of the engines
@@ -27,8 +33,10 @@ if (!args.from) throw new Error("give --from DIR (a data dir seeded by bench/see
 const seconds = Number(args.seconds ?? 10);
 const connections = Number(args.connections ?? 8);
 const engines = (args.engines ?? "sqlite,postgres").split(",");
+const routeFilter = args.routes ? args.routes.split(",").map((word) => (word === "create" ? "POST /v1/posts" : word === "short" ? "short notes" : word === "get" ? "GET" : word)) : null;
 const root = join(import.meta.dir, "..");
-const binary = join(root, "dist/cairn");
+// --binary PATH: another executable (e.g. a wrapper running `bun --cpu-prof src/main.ts "$@"` for a profile).
+const binary = args.binary ?? join(root, "dist/cairn");
 const work = mkdtempSync(join(tmpdir(), "cairn-cpu-"));
 const commit = Bun.spawnSync(["git", "-C", root, "log", "-1", "--format=%h %cI"]).stdout.toString().trim();
 const dirty = Bun.spawnSync(["git", "-C", root, "status", "--porcelain", "src"]).stdout.toString().trim() !== "";
@@ -53,6 +61,17 @@ function stat(pid: number): { own: number; reaped: number; ppid: number; name: s
 }
 
 const serveCpu = (pid: number) => stat(pid)?.own ?? NaN;
+
+/** utime + stime of a process's main thread alone, in ms. */
+function mainThreadCpu(pid: number): number {
+  try {
+    const text = readFileSync(`/proc/${pid}/task/${pid}/stat`, "utf8");
+    const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
+  } catch {
+    return NaN;
+  }
+}
 
 /** The cluster's CPU: postmaster, live children, reaped children; and the backends of one database alone. */
 function clusterCpu(postmaster: number, database: string): { all: number; backends: number } {
@@ -93,7 +112,8 @@ async function settled(measure: () => number, limitMs = 600_000): Promise<void> 
 // --- the routes' wrk scripts ------------------------------------------------------
 
 const { keys, ids, queries } = JSON.parse(readFileSync(join(args.from, "keys.json"), "utf8")) as { keys: string[]; ids: string[]; queries: string[] };
-const keyList = keyListLua(keys, 4);
+/** The i-th wrk process's keys (two replicas: distinct authors each, as bench/replicas.ts). */
+const keyListOf = (index: number) => keyListLua(keys, 4, index * 2);
 /** Real-length notes (the seeder's prose, another seed than the corpus), each title made unique per request. */
 const newNotes = Array.from({ length: 400 }, (_, i) => {
   const note = seedNote("cpu-per-request", i);
@@ -102,32 +122,38 @@ const newNotes = Array.from({ length: 400 }, (_, i) => {
 const comments = Array.from({ length: 200 }, (_, i) => JSON.stringify({ body: seedComment(new Rng(`cpu-comment:${i}`), seedNote("cpu-per-request", i)) }));
 const post = (path: string, body: string) => `wrk.format("POST", ${path}, {["Authorization"] = "Bearer " .. key(n), ["Content-Type"] = "application/json"}, ${body})`;
 const idList = `local ids = {${ids.map(lua).join(",")}}`;
-const ROUTES: [string, string][] = [
-  ["GET /v1/posts/{id}", getNoteLua(keyList, ids)],
-  ["POST /v1/search", searchLua(keyList, queries)],
+/** bench/replicas.ts's create: a one-line note, unique per request. */
+const shortCreate = (index: number) =>
+  `${keyListOf(index)}\nlocal n = 0\nrequest = function()\n n = n + 1\n return ${post(`"/v1/posts"`, `'{"title":"cpu ${index} ' .. tid .. '-' .. n .. '","body":"a body of words about replicas and postgres, number ' .. n .. ' ' .. os.time() .. '","tags":["bench"]}'`)}\nend`;
+const ROUTES: [string, (index: number) => string][] = [
+  ["GET /v1/posts/{id}", (i) => getNoteLua(keyListOf(i), ids)],
+  ["POST /v1/search", (i) => searchLua(keyListOf(i), queries)],
   // Each (key, note) pair comes back every #ids requests with the other vote: every request changes a vote.
   [
     "POST /v1/posts/{id}/vote",
-    `${keyList}\n${idList}\nlocal n = 0\nrequest = function()\n n = n + 1\n local v = (math.floor(n / #ids) % 2 == 0) and "up" or "down"\n return ${post(`"/v1/posts/" .. ids[(n % #ids) + 1] .. "/vote"`, `'{"vote":"' .. v .. '"}'`)}\nend`,
+    (i) => `${keyListOf(i)}\n${idList}\nlocal n = 0\nrequest = function()\n n = n + 1\n local v = (math.floor(n / #ids) % 2 == 0) and "up" or "down"\n return ${post(`"/v1/posts/" .. ids[(n % #ids) + 1] .. "/vote"`, `'{"vote":"' .. v .. '"}'`)}\nend`,
   ],
   [
     "POST /v1/posts/{id}/comments",
-    `${keyList}\n${idList}\nlocal c = {${comments.map(lua).join(",")}}\nlocal n = 0\nrequest = function()\n n = n + 1\n return ${post(`"/v1/posts/" .. ids[(n % #ids) + 1] .. "/comments"`, "c[(n % #c) + 1]")}\nend`,
+    (i) => `${keyListOf(i)}\n${idList}\nlocal c = {${comments.map(lua).join(",")}}\nlocal n = 0\nrequest = function()\n n = n + 1\n return ${post(`"/v1/posts/" .. ids[(n % #ids) + 1] .. "/comments"`, "c[(n % #c) + 1]")}\nend`,
   ],
   [
     "POST /v1/posts",
-    `${keyList}\nlocal notes = {${newNotes.map(lua).join(",")}}\nlocal n = 0\nrequest = function()\n n = n + 1\n local body = string.gsub(notes[(n % #notes) + 1], "@N@", tid .. "-" .. n .. "-" .. os.time())\n return ${post(`"/v1/posts"`, "body")}\nend`,
+    (i) => `${keyListOf(i)}\nlocal notes = {${newNotes.map(lua).join(",")}}\nlocal n = 0\nrequest = function()\n n = n + 1\n local body = string.gsub(notes[(n % #notes) + 1], "@N@", tid .. "-" .. n .. "-" .. os.time())\n return ${post(`"/v1/posts"`, "body")}\nend`,
   ],
+  ["POST /v1/posts, short notes", shortCreate],
 ];
 
-async function wrk(url: string, script: string) {
-  const proc = Bun.spawn(wrkArgv(work, url, script, connections, seconds), { stdout: "pipe" });
-  const out = await new Response(proc.stdout).text();
-  return {
-    requests: Number(out.match(/(\d+) requests in/)?.[1] ?? 0),
-    rps: Number(out.match(/Requests\/sec:\s+([\d.]+)/)?.[1] ?? 0),
-    non2xx: Number(out.match(/Non-2xx or 3xx responses:\s+(\d+)/)?.[1] ?? 0),
-  };
+/** wrk against each URL at once (the connections split between them; `script(i)` for the i-th); figures summed. */
+async function wrk(urls: string[], script: (index: number) => string) {
+  const outs = await Promise.all(
+    urls.map(async (url, index) => {
+      const proc = Bun.spawn(wrkArgv(work, url, script(index), Math.max(1, Math.floor(connections / urls.length)), seconds), { stdout: "pipe" });
+      return new Response(proc.stdout).text();
+    }),
+  );
+  const sum = (pattern: RegExp) => outs.reduce((total, out) => total + Number(out.match(pattern)?.[1] ?? 0), 0);
+  return { requests: sum(/(\d+) requests in/), rps: sum(/Requests\/sec:\s+([\d.]+)/), non2xx: sum(/Non-2xx or 3xx responses:\s+(\d+)/) };
 }
 
 // --- pg_stat_statements -------------------------------------------------------------
@@ -169,6 +195,8 @@ interface Result {
   rps: number;
   non2xx: number;
   serveMs: number;
+  /** The serve processes' main threads (JavaScript, the HTTP server's loop) alone. */
+  mainMs?: number;
   clusterMs?: number;
   backendsMs?: number;
   statements?: Statements;
@@ -185,7 +213,10 @@ for (const engine of engines) {
   // without the index update every replica applies for every note, search on the FTS5 fallback.
   // *-no-similar: without the similar-notes lookup on create (SIMILAR_NOTES=0), what the rest of a create costs.
   let env: Record<string, string> = engine === "sqlite-no-postings" ? { SEARCH_MEMORY_MB: "0" } : {};
-  if (engine.endsWith("-no-similar")) env = { SIMILAR_NOTES: "0" };
+  if (engine.includes("-no-similar")) env = { SIMILAR_NOTES: "0" };
+  // -poolN: DATABASE_POOL_SIZE=N (each replica's connections).
+  const pool = engine.match(/-pool(\d+)/)?.[1];
+  if (pool) env = { ...env, DATABASE_POOL_SIZE: pool };
   let pg: { url: string; database: string; postmaster: number } | null = null;
   if (engine.startsWith("postgres")) {
     const url = await freshDatabase("cpu");
@@ -196,26 +227,38 @@ for (const engine of engines) {
     pg = { url, database: new URL(url).pathname.slice(1), postmaster: (await cluster()).pid };
     env = { ...env, DATABASE_URL: url };
   }
-  const { proc } = await startServer(binary, ++port, dataDir, env);
-  const url = `http://127.0.0.1:${port}/`;
-  await settled(() => serveCpu(proc.pid));
+  const replicas = /-x2(idle)?\b/.test(engine) ? 2 : 1;
+  // -x2idle: the second replica takes no requests; its CPU is what following the first one's writes costs.
+  const loaded = engine.includes("-x2idle") ? 1 : replicas;
+  const procs: Bun.Subprocess[] = [];
+  const urls: string[] = [];
+  for (let r = 0; r < replicas; r++) {
+    procs.push((await startServer(binary, ++port, dataDir, env)).proc);
+    urls.push(`http://127.0.0.1:${port}/`);
+  }
+  const serveAll = () => procs.reduce((sum, p) => sum + serveCpu(p.pid), 0);
+  await settled(serveAll);
   // Idle cost over 5 s (timers, the cluster's background processes).
-  const idleServe = serveCpu(proc.pid);
+  const idleServe = serveAll();
   const idleCluster = pg ? clusterCpu(pg.postmaster, pg.database).all : 0;
   await Bun.sleep(5000);
-  idle.push(`${engine}: serve ${((serveCpu(proc.pid) - idleServe) / 5).toFixed(1)} ms/s` + (pg ? `, PostgreSQL cluster ${((clusterCpu(pg.postmaster, pg.database).all - idleCluster) / 5).toFixed(1)} ms/s` : ""));
-  await wrk(url, ROUTES[0][1]); // warm-up (JIT, page cache, prepared statements), not counted
+  idle.push(`${engine}: serve ${((serveAll() - idleServe) / 5).toFixed(1)} ms/s` + (pg ? `, PostgreSQL cluster ${((clusterCpu(pg.postmaster, pg.database).all - idleCluster) / 5).toFixed(1)} ms/s` : ""));
+  await wrk(urls, ROUTES[0][1]); // warm-up (JIT, page cache, prepared statements), not counted
   for (const [route, script] of ROUTES) {
+    if (routeFilter && !routeFilter.some((word) => route.includes(word) && (word !== "POST /v1/posts" || route === word))) continue;
     if (pg) await statements(pg.url, true);
-    const serveBefore = serveCpu(proc.pid);
+    const serveBefore = procs.map((p) => serveCpu(p.pid));
+    const mainBefore = procs.map((p) => mainThreadCpu(p.pid));
     const clusterBefore = pg ? clusterCpu(pg.postmaster, pg.database) : null;
-    const run = await wrk(url, script);
+    const run = await wrk(urls.slice(0, loaded), script);
     // Requests still in flight when wrk stops are served after it: their CPU is
     // counted here (not in the next route's), so each figure is high by at most
     // `connections` requests' worth.
-    await settled(() => serveCpu(proc.pid) + (pg ? clusterCpu(pg.postmaster, pg.database).all : 0));
-    const serveMs = serveCpu(proc.pid) - serveBefore;
-    const result: Result = { engine, route, ...run, serveMs };
+    await settled(() => serveAll() + (pg ? clusterCpu(pg.postmaster, pg.database).all : 0));
+    const each = procs.map((p, i) => serveCpu(p.pid) - serveBefore[i]);
+    const mains = procs.map((p, i) => mainThreadCpu(p.pid) - mainBefore[i]);
+    const serveMs = each.reduce((a, b) => a + b, 0);
+    const result: Result = { engine, route, ...run, serveMs, mainMs: mains.reduce((a, b) => a + b, 0) };
     if (pg && clusterBefore) {
       const after = clusterCpu(pg.postmaster, pg.database);
       result.clusterMs = after.all - clusterBefore.all;
@@ -223,11 +266,16 @@ for (const engine of engines) {
       result.statements = await statements(pg.url, false);
     }
     results.push(result);
-    console.error(`${engine} ${route}: ${run.requests} requests, ${(serveMs / run.requests).toFixed(3)} ms serve CPU each`);
+    console.error(
+      `${engine} ${route}: ${run.requests} requests, ${(run.requests / seconds).toFixed(0)}/s, ${(serveMs / run.requests).toFixed(3)} ms serve CPU each` +
+        (replicas > 1 ? ` (per replica: ${each.map((ms) => (ms / run.requests).toFixed(3)).join(" + ")})` : "") +
+        `, main thread ${(result.mainMs! / run.requests).toFixed(3)}` +
+        (result.clusterMs !== undefined ? `, cluster ${(result.clusterMs / run.requests).toFixed(3)}, statements/req ${(result.statements!.calls / run.requests).toFixed(2)}` : ""),
+    );
   }
-  memory.push(`${engine}: serve RSS ${rssMb(proc.pid).toFixed(0)} MB after the runs`);
-  proc.kill("SIGTERM");
-  await proc.exited;
+  memory.push(`${engine}: serve RSS ${procs.map((p) => rssMb(p.pid).toFixed(0)).join(" + ")} MB after the runs`);
+  for (const p of procs) p.kill("SIGTERM");
+  await Promise.all(procs.map((p) => p.exited));
 }
 
 // What a replica pays for every note written anywhere once each replica holds

@@ -112,7 +112,9 @@ export function loadConfig(env: Env = process.env): Config {
     host: stringSetting(env, "HOST") ?? "127.0.0.1",
     dataDir: stringSetting(env, "DATA_DIR") ?? "./data",
     databaseUrl: stringSetting(env, "DATABASE_URL"),
-    databasePoolSize: intSetting(env, "DATABASE_POOL_SIZE", 10, 1, 1000),
+    // Few connections a replica: a plain create is one statement, and PostgreSQL spent less CPU per
+    // create with fewer backends (docs/benchmarks.md, "Issue 20: two replicas against one").
+    databasePoolSize: intSetting(env, "DATABASE_POOL_SIZE", 5, 1, 1000),
     publicBaseUrl: stringSetting(env, "PUBLIC_BASE_URL")?.replace(/\/+$/, "") ?? null,
     sourceUrl: urlSetting(env, "SOURCE_URL"),
     registration: choiceSetting(env, "REGISTRATION", ["open", "closed"] as const, "open"),

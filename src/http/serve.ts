@@ -13,7 +13,7 @@ const HELP = `cairn serve — run the Cairn server
 
 Settings come from the environment (see README): PORT (8080), HOST (127.0.0.1),
 DATA_DIR (./data), DATABASE_URL (postgres://… selects PostgreSQL instead of the
-SQLite file in DATA_DIR; docs/deploy.md), DATABASE_POOL_SIZE (10), REGISTRATION (open|closed), SEARCH_RESULTS, SNIP_CHARS,
+SQLite file in DATA_DIR; docs/deploy.md), DATABASE_POOL_SIZE (5), REGISTRATION (open|closed), SEARCH_RESULTS, SNIP_CHARS,
 PUBLIC_BASE_URL, SOURCE_URL (the source's web address, linked from the landing page),
 TRUST_PROXY, LOG_LEVEL, DURABILITY (normal|full), SHUTDOWN_GRACE_MS,
 NOTE_CACHE_MB, SEARCH_MEMORY_MB, SECRET_SCAN (1: refuse credentials),

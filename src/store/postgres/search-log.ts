@@ -59,19 +59,26 @@ const FIRST_PAGE: PageEnd = { xid: "0", seq: 0 };
  * matter to the caller, which orders a read's rows by seq. The own keys are a
  * subquery, which PostgreSQL hashes; `<> ALL($array)` compared every row
  * with every own key (a read after a burst of this replica's writes: ~6 ms).
+ * Each vector is a subquery by primary key (an index probe per returned
+ * row, whatever the statistics say): as a join, the generic plan could hash
+ * the whole search_vectors table on every read. The snapshot text is parsed
+ * once (OFFSET 0 keeps it from being inlined into every row's test).
+ * docs/benchmarks.md, "Issue 20: two replicas against one".
  */
 function changePage(sql: Query, from: string, after: PageEnd, own: string): Promise<ChangeRow[]> {
   return sql`
-    SELECT s.snap, s.trimmed, l.seq, l.xid, l.pk, l.removed, v.vector
-      FROM (SELECT pg_current_snapshot()::text AS snap,
-                   (SELECT upto FROM search_log_trim) >= pg_snapshot_xmin(${from}::text::pg_snapshot) AS trimmed) s
+    SELECT s.snap, s.trimmed, l.seq, l.xid, l.pk, l.removed,
+           CASE WHEN l.removed IS NULL AND l.pk NOT IN (SELECT unnest(${own}::bigint[]))
+                THEN (SELECT v.vector FROM search_vectors v WHERE v.pk = l.pk) END AS vector
+      FROM (SELECT ${from}::text::pg_snapshot AS snapshot OFFSET 0) f
+     CROSS JOIN LATERAL (SELECT pg_current_snapshot()::text AS snap,
+                   (SELECT upto FROM search_log_trim) >= pg_snapshot_xmin(f.snapshot) AS trimmed) s
       LEFT JOIN LATERAL (
         SELECT l.seq, l.xid::text AS xid, l.pk, l.removed FROM search_log l
-         WHERE l.xid >= pg_snapshot_xmin(${from}::text::pg_snapshot)
-           AND NOT pg_visible_in_snapshot(l.xid, ${from}::text::pg_snapshot)
+         WHERE l.xid >= pg_snapshot_xmin(f.snapshot)
+           AND NOT pg_visible_in_snapshot(l.xid, f.snapshot)
            AND (l.xid, l.seq) > (${after.xid}::text::xid8, ${after.seq}::bigint)
-         ORDER BY l.xid, l.seq LIMIT ${LOG_PAGE}) l ON true
-      LEFT JOIN search_vectors v ON l.removed IS NULL AND v.pk = l.pk AND l.pk NOT IN (SELECT unnest(${own}::bigint[]))` as Promise<ChangeRow[]>;
+         ORDER BY l.xid, l.seq LIMIT ${LOG_PAGE}) l ON true` as Promise<ChangeRow[]>;
 }
 
 export class PostgresSearchLog implements SearchLog<string> {
