@@ -198,3 +198,30 @@ test("MaxScore keeps every note tied with the k-th: corpora of a few notes repea
     { numRuns: 60 },
   );
 });
+
+test("a stored vector is added with the same postings as the analysed vector it encodes (terms found by their characters in the string)", () => {
+  const word = fc.constantFrom("sqlite", "wal", "mode", "node", "x86", "café", "日本語", "a1", "b", "timeout", "retry", "deadlock");
+  const note = fc.record({ title: fc.array(word, { maxLength: 6 }), tags: fc.array(word, { maxLength: 3 }), body: fc.array(word, { maxLength: 40 }) });
+  fc.assert(
+    fc.property(fc.array(note, { minLength: 1, maxLength: 40 }), (notes) => {
+      const fromStrings = new MemoryIndex(7);
+      const fromCounts = new MemoryIndex(7);
+      for (const [key, n] of notes.entries()) {
+        const vector = termVector(n.title.join(" "), n.tags, n.body.join(" "));
+        fromStrings.add(key, encodeVector(vector));
+        fromCounts.add(key, vector);
+      }
+      const read = (index: MemoryIndex, term: string) => {
+        const list = index.postings(term);
+        if (!list) return null;
+        const out: number[][] = [];
+        for (const cursor = new PostingCursor(list); cursor.next(); ) out.push([cursor.ordinal, cursor.title, cursor.tags, cursor.body]);
+        return out;
+      };
+      const terms = [...new Set(notes.flatMap((n) => [...termVector(n.title.join(" "), n.tags, n.body.join(" ")).counts.keys()]))];
+      for (const term of terms) expect(read(fromStrings, term)).toEqual(read(fromCounts, term));
+      expect(fromStrings.lengthSums).toEqual(fromCounts.lengthSums);
+    }),
+    { numRuns: 300 },
+  );
+});

@@ -442,7 +442,7 @@ export class MemoryIndex {
     for (let f = 0; f < 3; f++) this.lengthSums[f] += lengths[f];
     this.notes++;
     if (typeof vector === "string") {
-      forEachTerm(vector, (term, title, tags, body) => this.stage(term, ordinal, title, tags, body));
+      this.stageStored(vector, ordinal);
     } else {
       for (const [term, counts] of vector.counts) this.stage(term, ordinal, counts[0], counts[1], counts[2]);
     }
@@ -454,6 +454,43 @@ export class MemoryIndex {
   private stage(term: string, ordinal: number, title: number, tags: number, body: number): void {
     let id = this.termIds.get(term);
     if (id < 0) id = this.newTerm(term, new TermPostings(8));
+    this.stageId(id, ordinal, title, tags, body);
+  }
+
+  /**
+   * stage() for every term of a stored vector (vector.ts's format, as
+   * forEachTerm reads it), each term found in the table by its characters in
+   * the vector: a string of its own only for a term new to the index. A build
+   * adds every stored note this way (docs/benchmarks.md, "Stored vectors
+   * added without a string per term").
+   */
+  private stageStored(vector: string, ordinal: number): void {
+    const end = vector.length;
+    let at = vector.indexOf(" ");
+    while (at >= 0) {
+      const next = vector.indexOf(" ", at + 1);
+      const stop = next < 0 ? end : next;
+      const colon = vector.lastIndexOf(":", stop);
+      let id = this.termIds.getIn(vector, at + 1, colon);
+      if (id < 0) id = this.newTerm(vector.slice(at + 1, colon), new TermPostings(8));
+      // The counts: "b" (body only) or "t,g,b".
+      let value = 0;
+      let i = colon + 1;
+      let c = 0;
+      for (; i < stop && (c = vector.charCodeAt(i)) !== 44; i++) value = value * 10 + c - 48;
+      if (i === stop) this.stageId(id, ordinal, 0, 0, value);
+      else {
+        let tags = 0;
+        for (i++; (c = vector.charCodeAt(i)) !== 44; i++) tags = tags * 10 + c - 48;
+        let body = 0;
+        for (i++; i < stop; i++) body = body * 10 + vector.charCodeAt(i) - 48;
+        this.stageId(id, ordinal, value, tags, body);
+      }
+      at = next;
+    }
+  }
+
+  private stageId(id: number, ordinal: number, title: number, tags: number, body: number): void {
     const at = this.staged++;
     if (at === this.stagedTerm.length) this.growStaging();
     this.stagedTerm[at] = id;

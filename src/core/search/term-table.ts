@@ -46,6 +46,28 @@ export class TermTable {
     }
   }
 
+  /** get() of the term `text.slice(start, end)`, without making that string. */
+  getIn(text: string, start: number, end: number): number {
+    const length = end - start;
+    let hash = FNV_START;
+    for (let i = start; i < end; i++) hash = fnvStep(hash, text.charCodeAt(i));
+    hash = finishHash(hash);
+    const slots = this.slots;
+    const pool = this.pool;
+    const mask = this.mask;
+    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
+      const at = SLOT * slot;
+      const held = slots[at];
+      if (held === 0) return -1;
+      if (held === hash && slots[at + 3] === length) {
+        const from = slots[at + 2];
+        let i = 0;
+        while (i < length && pool[from + i] === text.charCodeAt(start + i)) i++;
+        if (i === length) return slots[at + 1];
+      }
+    }
+  }
+
   /** Adds a term not held, under `id`. */
   add(term: string, id: number): void {
     if (this.size + 1 > (this.mask + 1) * LOAD) this.rehash(2 * (this.mask + 1));
