@@ -219,4 +219,7 @@ test("analyze: the stems remembered by a word's characters stay right past the m
       if (got.join(" ") !== expected.join(" ")) expect(got).toEqual(expected);
     }
   }
+  // A run of letters longer than the memo keeps, then a word after it.
+  const blob = "qwertyuiop".repeat(40);
+  for (let i = 0; i < 2; i++) expect(analyze(`${blob} running`)).toEqual([porterStem(blob).slice(0, 64), "run"]);
 });

@@ -102,6 +102,8 @@ class WordMemo {
     }
     const word = text.slice(start, end);
     const stem = porterStem(word);
+    // A run of letters far longer than any word (a pasted blob) is not kept: it would fill the pool.
+    if (length > MAX_MEMO_WORD) return stem;
     if (this.words.length >= STEM_MEMO_WORDS || this.used + length > pool.length) {
       this.clear();
       return stem;
@@ -122,6 +124,8 @@ class WordMemo {
     this.words = [];
   }
 }
+/** Letters of the longest word the word memo keeps. */
+const MAX_MEMO_WORD = 256;
 /** Slots of the word memo: a power of two, twice STEM_MEMO_WORDS at least (short probe runs). */
 const WORD_SLOTS = 1 << 18;
 let wordMemo: WordMemo | null = null;
