@@ -28,22 +28,7 @@ export class TermTable {
 
   /** The term's id, or -1. */
   get(term: string): number {
-    const length = term.length;
-    const hash = hashOf(term);
-    const slots = this.slots;
-    const pool = this.pool;
-    const mask = this.mask;
-    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
-      const at = SLOT * slot;
-      const held = slots[at];
-      if (held === 0) return -1;
-      if (held === hash && slots[at + 3] === length) {
-        const start = slots[at + 2];
-        let i = 0;
-        while (i < length && pool[start + i] === term.charCodeAt(i)) i++;
-        if (i === length) return slots[at + 1];
-      }
-    }
+    return this.getIn(term, 0, term.length);
   }
 
   /** get() of the term `text.slice(start, end)`, without making that string. */
