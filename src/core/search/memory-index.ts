@@ -10,7 +10,7 @@
 import type { Fields } from "./analyzer.ts";
 import { weightedFrequencyOf } from "./ranking.ts";
 import { TermTable } from "./term-table.ts";
-import { forEachTerm, lengthsOf, type IndexedVector } from "./vector.ts";
+import { forEachTerm, forEachTermAt, lengthsOf, type IndexedVector } from "./vector.ts";
 
 /**
  * A cached largest weighted frequency stays a bound while the field averages
@@ -109,13 +109,8 @@ export class TermPostings {
     const gap = ordinal - this.last;
     let at = this.length;
     if (title === 0 && tags === 0 && body >= 1 && body <= 3) {
-      // The common case (body only, one to three times) written inline.
-      let v = gap * 4 + body - 1;
-      while (v >= 128) {
-        data[at++] = (v & 127) | 128;
-        v >>>= 7;
-      }
-      data[at++] = v;
+      // The common case: body only, one to three times, in one varint.
+      at = TermPostings.varint(data, at, gap * 4 + body - 1);
     } else {
       at = TermPostings.varint(data, at, gap * 4 + 3);
       const more = title > 0 || tags > 0;
@@ -458,36 +453,18 @@ export class MemoryIndex {
   }
 
   /**
-   * stage() for every term of a stored vector (vector.ts's format, as
-   * forEachTerm reads it), each term found in the table by its characters in
-   * the vector: a string of its own only for a term new to the index. A build
+   * stage() for every term of a stored vector (read by vector.ts's
+   * forEachTermAt), each term found in the table by its characters in the
+   * vector: a string of its own only for a term new to the index. A build
    * adds every stored note this way (docs/benchmarks.md, "Stored vectors
    * added without a string per term").
    */
   private stageStored(vector: string, ordinal: number): void {
-    const end = vector.length;
-    let at = vector.indexOf(" ");
-    while (at >= 0) {
-      const next = vector.indexOf(" ", at + 1);
-      const stop = next < 0 ? end : next;
-      const colon = vector.lastIndexOf(":", stop);
-      let id = this.termIds.getIn(vector, at + 1, colon);
-      if (id < 0) id = this.newTerm(vector.slice(at + 1, colon), new TermPostings(8));
-      // The counts: "b" (body only) or "t,g,b".
-      let value = 0;
-      let i = colon + 1;
-      let c = 0;
-      for (; i < stop && (c = vector.charCodeAt(i)) !== 44; i++) value = value * 10 + c - 48;
-      if (i === stop) this.stageId(id, ordinal, 0, 0, value);
-      else {
-        let tags = 0;
-        for (i++; (c = vector.charCodeAt(i)) !== 44; i++) tags = tags * 10 + c - 48;
-        let body = 0;
-        for (i++; i < stop; i++) body = body * 10 + vector.charCodeAt(i) - 48;
-        this.stageId(id, ordinal, value, tags, body);
-      }
-      at = next;
-    }
+    forEachTermAt(vector, (start, end, title, tags, body) => {
+      let id = this.termIds.getIn(vector, start, end);
+      if (id < 0) id = this.newTerm(vector.slice(start, end), new TermPostings(8));
+      this.stageId(id, ordinal, title, tags, body);
+    });
   }
 
   private stageId(id: number, ordinal: number, title: number, tags: number, body: number): void {

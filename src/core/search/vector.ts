@@ -85,19 +85,27 @@ export function forEachTermOf(vector: IndexedVector, each: (term: string, title:
 
 /** Calls `each` with every term of a stored vector and its counts per field (title, tags, body), in stored order. */
 export function forEachTerm(vector: string, each: (term: string, title: number, tags: number, body: number) => void): void {
+  forEachTermAt(vector, (start, end, title, tags, body) => each(vector.slice(start, end), title, tags, body));
+}
+
+/**
+ * forEachTerm with each term given by where it stands in `vector` (`start`,
+ * `end`) instead of as a string of its own: for a reader that finds terms by
+ * their characters (memory-index.ts adds stored vectors so).
+ */
+export function forEachTermAt(vector: string, each: (start: number, end: number, title: number, tags: number, body: number) => void): void {
   let at = vector.indexOf(" ");
   while (at >= 0) {
     const end = vector.indexOf(" ", at + 1);
     const stop = end < 0 ? vector.length : end;
     const colon = vector.lastIndexOf(":", stop);
-    const term = vector.slice(at + 1, colon);
     const [a, i] = readInt(vector, colon + 1);
     if (i - 1 < stop && vector.charCodeAt(i - 1) === 44 /* , */) {
       const [g, j] = readInt(vector, i);
       const [b] = readInt(vector, j);
-      each(term, a, g, b);
+      each(at + 1, colon, a, g, b);
     } else {
-      each(term, 0, 0, a);
+      each(at + 1, colon, 0, 0, a);
     }
     at = end;
   }
