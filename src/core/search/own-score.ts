@@ -94,60 +94,76 @@ export function reachPerTerm(rarest: SimilarTerm[], reach: number): number[] {
  * The pool (step 2): of the first `count` of `items` (each weighed by
  * `weights[item]`, its summed score for the terms that reached it), the
  * `pool` with the largest weight, then the largest key (the newest);
- * ascending by item. Quickselect over typed arrays: the lookup runs on every
- * write, and a replay loop ties thousands of holders at the cut.
+ * ascending by item. One pass keeping the best `pool` in a heap over typed
+ * arrays, worst on top: the lookup runs on every write, most items lose to
+ * the top in one comparison, and a key is read only for an item that enters
+ * the pool or ties the top's weight (a replay loop ties thousands).
  */
 export function poolOf(items: Int32Array, count: number, weights: Float64Array, pool: number, keyOf: (item: number) => number): Int32Array {
   if (count <= pool) return items.slice(0, count).sort();
-  // The weights read once into a dense array: the selections below then run in cache.
-  const dense = new Float64Array(count);
-  for (let i = 0; i < count; i++) dense[i] = weights[items[i]];
-  const cut = largest(dense.slice(), pool);
-  const chosen = new Int32Array(pool);
-  let size = 0;
-  const tied = new Int32Array(count);
-  let ties = 0;
+  const heap = new PoolHeap(pool);
   for (let i = 0; i < count; i++) {
-    if (dense[i] > cut) chosen[size++] = items[i];
-    else if (dense[i] === cut) tied[ties++] = items[i];
+    const item = items[i];
+    const weight = weights[item];
+    if (heap.size < pool) heap.push(item, weight, keyOf(item));
+    else if (weight > heap.weights[0]) heap.replaceTop(item, weight, keyOf(item));
+    else if (weight === heap.weights[0]) {
+      const key = keyOf(item);
+      if (key > heap.keys[0]) heap.replaceTop(item, weight, key);
+    }
   }
-  // Of the notes tied at the cut, the newest (largest keys; keys are distinct) fill the pool.
-  const room = pool - size;
-  if (ties <= room) for (let t = 0; t < ties; t++) chosen[size++] = tied[t];
-  else {
-    const keys = new Float64Array(ties);
-    for (let t = 0; t < ties; t++) keys[t] = keyOf(tied[t]);
-    const newest = largest(keys.slice(), room);
-    for (let t = 0; t < ties; t++) if (keys[t] >= newest) chosen[size++] = tied[t];
-  }
-  return chosen.subarray(0, size).sort();
+  return heap.items.sort();
 }
 
-/** The n-th largest of `values` (1 ≤ n ≤ length; `values` is reordered): quickselect. */
-function largest(values: Float64Array, n: number): number {
-  const target = values.length - n;
-  let low = 0;
-  let high = values.length - 1;
-  while (low < high) {
-    const pivot = values[(low + high) >>> 1];
-    let i = low;
-    let j = high;
-    while (i <= j) {
-      while (values[i] < pivot) i++;
-      while (values[j] > pivot) j--;
-      if (i <= j) {
-        const swapped = values[i];
-        values[i] = values[j];
-        values[j] = swapped;
-        i++;
-        j--;
-      }
-    }
-    if (target <= j) high = j;
-    else if (target >= i) low = i;
-    else break;
+const ranksBelow = (weight: number, key: number, otherWeight: number, otherKey: number): boolean =>
+  weight < otherWeight || (weight === otherWeight && key < otherKey);
+
+/** A binary min-heap of (item, weight, key) by weight, then key: the worst of the pool on top. */
+class PoolHeap {
+  readonly items: Int32Array;
+  readonly weights: Float64Array;
+  readonly keys: Float64Array;
+  size = 0;
+
+  constructor(capacity: number) {
+    this.items = new Int32Array(capacity);
+    this.weights = new Float64Array(capacity);
+    this.keys = new Float64Array(capacity);
   }
-  return values[target];
+
+  push(item: number, weight: number, key: number): void {
+    let at = this.size++;
+    while (at > 0) {
+      const parent = (at - 1) >> 1;
+      if (!ranksBelow(weight, key, this.weights[parent], this.keys[parent])) break;
+      this.move(parent, at);
+      at = parent;
+    }
+    this.set(at, item, weight, key);
+  }
+
+  replaceTop(item: number, weight: number, key: number): void {
+    let at = 0;
+    for (;;) {
+      let child = 2 * at + 1;
+      if (child >= this.size) break;
+      if (child + 1 < this.size && ranksBelow(this.weights[child + 1], this.keys[child + 1], this.weights[child], this.keys[child])) child++;
+      if (!ranksBelow(this.weights[child], this.keys[child], weight, key)) break;
+      this.move(child, at);
+      at = child;
+    }
+    this.set(at, item, weight, key);
+  }
+
+  private move(from: number, to: number): void {
+    this.set(to, this.items[from], this.weights[from], this.keys[from]);
+  }
+
+  private set(at: number, item: number, weight: number, key: number): void {
+    this.items[at] = item;
+    this.weights[at] = weight;
+    this.keys[at] = key;
+  }
 }
 
 /** What an engine's lookup finds: the new note's own score and the other notes reaching the floor, best `limit` (ties kept). */
