@@ -384,7 +384,7 @@ export class MemoryIndex {
   /** The similar-notes lookup's per-note scratch (similar-memory.ts): partial scores, all zero between queries, and the notes touched. */
   private accumulators = new Float64Array(0);
   private touchedList = new Int32Array(0);
-  /** Ranking's scratch (maxscore.ts owns its shape), kept between queries; null until the first search. */
+  /** Ranking's scratch (maxscore-state.ts owns its shape), kept between queries; null until the first search. */
   rankingScratch: unknown = null;
   /** Live notes. */
   notes = 0;
