@@ -386,6 +386,8 @@ export class MemoryIndex {
   private touchedList = new Int32Array(0);
   /** Ranking's scratch (maxscore-state.ts owns its shape), kept between queries; null until the first search. */
   rankingScratch: unknown = null;
+  /** The similar-notes lookup's log of what it reached (similar-memory.ts owns its shape); null until the first lookup. */
+  similarScratch: unknown = null;
   /** Live notes. */
   notes = 0;
   /** Terms in each field, summed over live notes. */

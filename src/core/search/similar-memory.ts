@@ -4,8 +4,8 @@
 // (maxscore.ts): that ranks with the index's own statistics, and the lookup
 // counts the new note in before it is stored.
 import { BLOCK_SHIFT, PostingCursor, type MemoryIndex, type TermPostings } from "./memory-index.ts";
-import { ownScore, poolOf, rarestShared, reachPerTerm, similarStats, type SimilarQuery, type SimilarRanking } from "./own-score.ts";
-import { saturate, TopK, weightedFrequencyOf } from "./ranking.ts";
+import { ownScore, poolOf, rarestShared, reachPerTerm, similarStats, type SimilarQuery, type SimilarRanking, type SimilarTerm } from "./own-score.ts";
+import { BM25F, saturate, SLACK, TopK, weightedFrequencyOf } from "./ranking.ts";
 
 /**
  * A cursor just before the newest `take` live postings of `list`: from the
@@ -39,9 +39,65 @@ function newestLive(list: TermPostings, live: Uint8Array, take: number): [cursor
  */
 const WALK_PER_CANDIDATE = 48;
 
+/**
+ * What step 1 read, for step 2: each holder reached, term by term (ascending
+ * ordinals within a term), with the share it gained. A pool note at or past
+ * the first holder a term reached holds the term only if it was reached by
+ * it, so its share for that term is read here instead of from the postings
+ * again: the same float, as it is the same expression on the same counts.
+ */
+class ReachLog {
+  ordinals: Int32Array;
+  shares: Float64Array;
+  size = 0;
+
+  constructor(capacity: number) {
+    this.ordinals = new Int32Array(capacity);
+    this.shares = new Float64Array(capacity);
+  }
+
+  static of(index: MemoryIndex, capacity: number): ReachLog {
+    const kept = index.similarScratch as ReachLog | null;
+    const log = kept && kept.ordinals.length >= capacity ? kept : new ReachLog(capacity);
+    index.similarScratch = log;
+    log.size = 0;
+    return log;
+  }
+
+  push(ordinal: number, share: number): void {
+    if (this.size === this.ordinals.length) {
+      const ordinals = new Int32Array(2 * this.size + 16);
+      const shares = new Float64Array(ordinals.length);
+      ordinals.set(this.ordinals);
+      shares.set(this.shares);
+      this.ordinals = ordinals;
+      this.shares = shares;
+    }
+    this.ordinals[this.size] = ordinal;
+    this.shares[this.size++] = share;
+  }
+}
+
+/** The pool notes (and their partial sums) that may still reach `floor` with `left` more: all of them when none falls short. */
+function reachable(candidates: Int32Array, scores: Float64Array, left: number, floor: number): [Int32Array, Float64Array] {
+  let kept = 0;
+  for (let c = 0; c < candidates.length; c++) if ((scores[c] + left) * SLACK >= floor) kept++;
+  if (kept === candidates.length) return [candidates, scores];
+  const keptCandidates = new Int32Array(kept);
+  const keptScores = new Float64Array(kept);
+  for (let c = 0, at = 0; c < candidates.length; c++) {
+    if ((scores[c] + left) * SLACK < floor) continue;
+    keptCandidates[at] = candidates[c];
+    keptScores[at++] = scores[c];
+  }
+  return [keptCandidates, keptScores];
+}
+
 /** The lookup on the in-memory postings: what rankSimilar (own-score.ts) answers on the database index. */
 export function rankSimilarInMemory(index: MemoryIndex, { terms, vector, limit, minShare, reach, pool }: SimilarQuery): SimilarRanking {
-  const stats = similarStats({ notes: index.notes, lengthSums: index.lengthSums }, (term) => index.notesWith(term), terms, vector);
+  // Each term's postings found once (a lookup by its characters), for the statistics and both steps.
+  const lists = new Map(terms.map((term) => [term, index.postings(term)]));
+  const stats = similarStats({ notes: index.notes, lengthSums: index.lengthSums }, (term) => lists.get(term)?.notes ?? 0, terms, vector);
   const own = ownScore(stats, vector);
   if (!(own > 0) || limit <= 0) return { own, ranked: [] };
   const floor = minShare * own;
@@ -52,38 +108,70 @@ export function rankSimilarInMemory(index: MemoryIndex, { terms, vector, limit, 
   const takes = reachPerTerm(rarest, reach);
   const live = index.liveFlags;
   const lengths = index.lengths;
-  for (const [i, { term, idf }] of rarest.entries()) {
-    const list = takes[i] > 0 ? index.postings(term) : undefined;
+  const log = ReachLog.of(index, takes.reduce((sum, take) => sum + take, 0));
+  /** Per term of `rarest` reached: where its holders start in the log. */
+  const logged = new Map<SimilarTerm, number>();
+  for (const [i, term] of rarest.entries()) {
+    const list = takes[i] > 0 ? lists.get(term.term) : undefined;
     if (!list) continue;
+    logged.set(term, log.size);
     const [cursor, skip] = newestLive(list, live, takes[i]);
     for (let passed = 0; cursor.next(); ) {
       const ordinal = cursor.ordinal;
       if (live[ordinal] !== 1 || passed++ < skip) continue;
       if (accumulators[ordinal] === 0) touched[reached++] = ordinal;
       const o = 3 * ordinal;
-      accumulators[ordinal] += idf * saturate(weightedFrequencyOf(cursor.title, cursor.tags, cursor.body, lengths[o], lengths[o + 1], lengths[o + 2], stats.averages));
+      const share = term.idf * saturate(weightedFrequencyOf(cursor.title, cursor.tags, cursor.body, lengths[o], lengths[o + 1], lengths[o + 2], stats.averages));
+      accumulators[ordinal] += share;
+      log.push(ordinal, share);
     }
   }
-  const candidates = poolOf(touched, reached, accumulators, pool, (ordinal) => index.keyOf(ordinal));
+  let candidates: Int32Array = poolOf(touched, reached, accumulators, pool, (ordinal) => index.keyOf(ordinal));
   for (let t = 0; t < reached; t++) accumulators[touched[t]] = 0;
   if (candidates.length === 0) return { own, ranked: [] };
   // Step 2: the pool scored exactly, term at a time, summed in query-term order (every scorer's float); terms only the new note holds add nothing.
-  const scores = new Float64Array(candidates.length);
-  for (const { term, idf, others } of stats.query) {
-    const list = others > 0 ? index.postings(term) : undefined;
+  let scores: Float64Array = new Float64Array(candidates.length);
+  const termStarts = [...logged.values()];
+  // What each term can add to any note at most, and so what the terms after the j-th can (see MemoryIndex.bounds).
+  const held = stats.query.map((term) => (term.others > 0 ? lists.get(term.term) : undefined));
+  const after = new Float64Array(stats.query.length + 1);
+  for (let j = stats.query.length - 1; j >= 0; j--) {
+    const list = held[j];
+    after[j] = after[j + 1] + (list ? stats.query[j].idf * (BM25F.k1 + 1) : 0);
+  }
+  for (const [j, term] of stats.query.entries()) {
+    const list = held[j];
     if (!list) continue;
+    // A pool note that cannot reach the floor with every term left at its bound is not read further (nor listed).
+    [candidates, scores] = reachable(candidates, scores, after[j], floor);
+    if (candidates.length === 0) break;
     const cursor = new PostingCursor(list);
     const add = (c: number) => {
       const o = 3 * candidates[c];
-      scores[c] += idf * saturate(weightedFrequencyOf(cursor.title, cursor.tags, cursor.body, lengths[o], lengths[o + 1], lengths[o + 2], stats.averages));
+      scores[c] += term.idf * saturate(weightedFrequencyOf(cursor.title, cursor.tags, cursor.body, lengths[o], lengths[o + 1], lengths[o + 2], stats.averages));
     };
-    if (list.size <= WALK_PER_CANDIDATE * candidates.length) {
-      // A short list (the rarer terms): walked once beside the ascending candidates.
-      for (let c = 0; c < candidates.length && cursor.next(); ) {
-        while (c < candidates.length && candidates[c] < cursor.ordinal) c++;
-        if (c < candidates.length && candidates[c] === cursor.ordinal) add(c++);
+    // The pool notes from the first holder step 1 reached by this term on: their shares from the log.
+    let readUpTo = candidates.length;
+    const start = logged.get(term);
+    if (start !== undefined) {
+      const end = termStarts.find((next) => next > start) ?? log.size;
+      const first = start < end ? log.ordinals[start] : Infinity;
+      readUpTo = 0;
+      while (readUpTo < candidates.length && candidates[readUpTo] < first) readUpTo++;
+      for (let c = readUpTo, at = start; c < candidates.length && at < end; ) {
+        if (log.ordinals[at] < candidates[c]) at++;
+        else if (log.ordinals[at] > candidates[c]) c++;
+        else scores[c++] += log.shares[at++];
       }
-    } else for (let c = 0; c < candidates.length; c++) if (cursor.leap(candidates[c])) add(c);
+    }
+    if (readUpTo === 0) continue;
+    if (list.size <= WALK_PER_CANDIDATE * readUpTo) {
+      // A short list (the rarer terms): walked once beside the ascending candidates.
+      for (let c = 0; c < readUpTo && cursor.next(); ) {
+        while (c < readUpTo && candidates[c] < cursor.ordinal) c++;
+        if (c < readUpTo && candidates[c] === cursor.ordinal) add(c++);
+      }
+    } else for (let c = 0; c < readUpTo; c++) if (cursor.leap(candidates[c])) add(c);
   }
   const top = new TopK(limit);
   for (let c = 0; c < candidates.length; c++) if (scores[c] >= floor) top.offer(index.keyOf(candidates[c]), scores[c]);
