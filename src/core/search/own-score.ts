@@ -102,7 +102,8 @@ export function reachPerTerm(rarest: SimilarTerm[], reach: number): number[] {
 export function poolOf(items: Int32Array, count: number, weights: Float64Array, pool: number, keyOf: (item: number) => number): Int32Array {
   if (count <= pool) return items.slice(0, count).sort();
   const heap = new PoolHeap(pool);
-  for (let i = 0; i < count; i++) {
+  // Last reached first: those are the newest holders of the commonest term reached, so where thousands tie (a replay loop) the newest fill the heap first and the others lose to its top at once.
+  for (let i = count - 1; i >= 0; i--) {
     const item = items[i];
     const weight = weights[item];
     if (heap.size < pool) heap.push(item, weight, keyOf(item));
