@@ -2,17 +2,20 @@
 // write: the term vector (analysed once per create, shared with the store's
 // write), the lookup's terms (similarTerms) and the lookup (Store.similarNotes
 // on the in-memory postings):
-//   bun bench/lookup-parts.ts [--from /tmp/wt20-seed-100k] [--notes webmasters|bench] [--rounds 5] [--repo PATH]
+//   bun bench/lookup-parts.ts [--from /tmp/wt20-seed-100k] [--notes webmasters|bench|headheavy] [--rounds 5] [--repo PATH]
 // Each part is timed for every note in every round, and the least time per
 // note over the rounds is summed: preemption on a shared host only adds time,
 // so the least of several rounds is the figure the host's noise disturbs
 // least. `--repo` runs another checkout's code (e.g. a worktree of an older
 // commit) on the same notes, for a before/after in one sitting. Notes: the
 // first 2,000 webmasters questions (title + 600 body characters) or the bench
-// notes of bench/run.ts (near-duplicates of each other).
+// notes of bench/run.ts (near-duplicates of each other), or the ~2 KB
+// head-heavy notes bench/writes.ts sends (with --from /tmp/h100k: most of
+// their words are in most notes).
 import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { headNote } from "./headheavy.ts";
 import { EVAL_DIR } from "./quality/collection.ts";
 import { benchArgs } from "./wrk.ts";
 
@@ -37,7 +40,9 @@ const questions = readFileSync(join(EVAL_DIR, "cqadupstack-webmasters/corpus.jso
 const notes =
   kind === "bench"
     ? Array.from({ length: 2000 }, (_, i) => ({ title: `bench note ${i % 4}-${i}`, body: `a body of words about sqlite and wal mode, number ${i} ${Math.floor(Date.now() / 1000)}`, tags: ["bench"] }))
-    : questions.map((q, i) => ({ title: `${(q.title || "untitled").slice(0, 190)} ${i}`, body: q.body.slice(0, 600) || "empty", tags: ["webmasters"] }));
+    : kind === "headheavy"
+      ? Array.from({ length: 1000 }, (_, i) => headNote("cairn-writes", i))
+      : questions.map((q, i) => ({ title: `${(q.title || "untitled").slice(0, 190)} ${i}`, body: q.body.slice(0, 600) || "empty", tags: ["webmasters"] }));
 
 const least = { vector: new Float64Array(notes.length).fill(Infinity), terms: new Float64Array(notes.length).fill(Infinity), lookup: new Float64Array(notes.length).fill(Infinity) };
 const keep = (part: Float64Array, i: number, since: number) => {
