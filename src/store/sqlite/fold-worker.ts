@@ -1,20 +1,41 @@
-// The fold thread's side (fold-thread.ts): a worker with a connection of its
-// own that prepares the term counts' folds (term-counts.ts) in a read
-// snapshot each, the part of a fold that parses the notes' vectors, and
-// hands them back as the upsert's argument; the writer applies them.
-// An entry point of its own in the executable (build-common.ts).
+// The worker threads' side (fold-thread.ts, fts-thread.ts): a worker with a
+// connection of its own that either prepares the term counts' folds
+// (term-counts.ts) in a read snapshot each, the part of a fold that parses the
+// notes' vectors, and hands them back as the upsert's argument (the writer
+// applies them), or keeps the FTS5 index level with the search log
+// (fts-follow.ts), in passes it writes itself, each in its turn (write-turn.ts).
+// An entry point of its own in the executable (build-common.ts): one module
+// for both, so the executable needs one entry point more, not two.
 import { Database } from "bun:sqlite";
+import { FTS_PASS_ROWS, FtsFollower } from "./fts-follow.ts";
 import { foldPreparer, type PreparedFold } from "./term-counts.ts";
+import { WORKER, WriteTurn } from "./write-turn.ts";
 
 export type FoldRequest = { open: string } | { close: true } | { prepare: true };
 export type FoldReply = { opened: true } | { closed: true } | { prepared: PreparedFold | null } | { failed: string };
+export type FtsRequest = { openFts: string; turn: SharedArrayBuffer } | { close: true } | { follow: true };
+export type FtsReply = { opened: true } | { closed: true } | { followed: number; lag: number } | { failed: string };
 
 declare const self: Worker;
 let db: Database | null = null;
 let prepareFold: (() => PreparedFold | null) | null = null;
-const reply = (message: FoldReply) => self.postMessage(message);
+let fts: { follower: FtsFollower; turn: WriteTurn } | null = null;
+const reply = (message: FoldReply | FtsReply) => self.postMessage(message);
 
-self.onmessage = ({ data }: MessageEvent<FoldRequest>) => {
+/** One FTS5 pass in the worker's turn: the writer's batches wait for it, so it is short (FTS_PASS_ROWS). */
+function follow(): FtsReply {
+  const { follower, turn } = fts!;
+  turn.take(WORKER);
+  let followed: number;
+  try {
+    followed = db!.transaction(() => follower.apply(FTS_PASS_ROWS)).immediate();
+  } finally {
+    turn.give(WORKER);
+  }
+  return { followed, lag: follower.lag() };
+}
+
+self.onmessage = ({ data }: MessageEvent<FoldRequest | FtsRequest>) => {
   try {
     if ("open" in data) {
       db = new Database(data.open);
@@ -22,10 +43,20 @@ self.onmessage = ({ data }: MessageEvent<FoldRequest>) => {
       db.exec("PRAGMA query_only = 1");
       prepareFold = foldPreparer(db);
       reply({ opened: true });
+    } else if ("openFts" in data) {
+      db = new Database(data.openFts);
+      db.exec("PRAGMA busy_timeout = 5000");
+      // Derived rows, made again from the log if lost; checkpoints are the checkpointer's (checkpointer.ts).
+      db.exec("PRAGMA synchronous = NORMAL");
+      db.exec("PRAGMA wal_autocheckpoint = 0");
+      fts = { follower: new FtsFollower(db), turn: new WriteTurn(data.turn) };
+      reply({ opened: true });
     } else if ("close" in data) {
       db?.close();
       db = null;
       reply({ closed: true });
+    } else if ("follow" in data) {
+      reply(follow());
     } else {
       reply({ prepared: prepareFold!() });
     }

@@ -2,10 +2,12 @@
 // each note's distinct index terms (made by src/core/search/analyzer.ts, so
 // FTS5 only splits on spaces: tokenize='ascii'), each in the column of its
 // impact tier (src/core/search/ranking.ts), search_vectors each note's term vector,
-// search_totals the corpus sizes and search_log every change. All of them
-// change in the write transaction that changes the note; how many notes hold
-// each term is folded from the log in batches and read exactly
-// (term-counts.ts). Ranking itself is src/core/search/ranking.ts.
+// search_totals the corpus sizes and search_log every change. The vectors,
+// totals and log change in the write transaction that changes the note; how
+// many notes hold each term is folded from the log in batches and read
+// exactly (term-counts.ts), and the FTS5 index follows the log, off the
+// writer's thread, and is brought level before it is read (fts-follow.ts).
+// Ranking itself is src/core/search/ranking.ts.
 import type { Database } from "bun:sqlite";
 import { rankInMemory } from "../../core/search/maxscore.ts";
 import type { MemoryIndex } from "../../core/search/memory-index.ts";
@@ -20,7 +22,9 @@ import { sqliteMemorySearch } from "./memory-search.ts";
 import { SqliteNoteTags } from "./note-tags.ts";
 import { NOTE_SELECT, type NoteRow } from "./note-row.ts";
 import { SqliteTermCounts } from "./term-counts.ts";
-import { FtsBatch } from "./fts-batch.ts";
+import { FtsFollower, tierColumn } from "./fts-follow.ts";
+import { FtsThread } from "./fts-thread.ts";
+import { WRITER, WriteTurn } from "./write-turn.ts";
 
 /** The budget benches and tests give stores they open themselves; a server's comes from SEARCH_MEMORY_MB (src/config.ts). */
 export const DEFAULT_SEARCH_MEMORY_BYTES = 1024 * 1024 * 1024;
@@ -33,9 +37,8 @@ const LOG_TRIM_EVERY = 1024;
 export const quote = (term: string) => `"${term.replaceAll('"', '""')}"`;
 const any = (terms: TermAt[]) => `(${terms.map(termAt).join(" OR ")})`;
 
-/** FTS5 column of each impact tier (drizzle/0003_exact_search.sql). */
-const tierColumn = (tier: number) => `t${tier}`;
-const TIER_NAMES = Array.from({ length: TIERS }, (_, tier) => tierColumn(tier));
+/** Write batches that change the index before the FTS5 follower's thread starts: stores that write little (tests, tools) never start one. */
+export const FTS_THREAD_AFTER_BATCHES = 64;
 
 /** A term at some tiers as FTS5 syntax: a column filter on the quoted term. */
 function termAt({ term, tiers }: TermAt): string {
@@ -63,10 +66,6 @@ interface IndexedNote {
 /** Statements of one connection, prepared on first use (after migrations). */
 function prepare(sqlite: Database) {
   return {
-    insertFts: sqlite.query<unknown, [number, ...string[]]>(
-      `INSERT INTO search_fts(rowid, ${TIER_NAMES.join(", ")}) VALUES (?${", ?".repeat(TIERS)})`,
-    ),
-    deleteFts: sqlite.query<unknown, [number]>("DELETE FROM search_fts WHERE rowid = ?"),
     insertVector: sqlite.query<unknown, [number, string]>("INSERT INTO search_vectors(pk, vector) VALUES (?, ?)"),
     vectorOf: sqlite.query<{ vector: string }, [number]>("SELECT vector FROM search_vectors WHERE pk = ?"),
     deleteVector: sqlite.query<unknown, [number]>("DELETE FROM search_vectors WHERE pk = ?"),
@@ -91,8 +90,8 @@ function prepare(sqlite: Database) {
     ),
     orphans: sqlite.query<{ pk: number }, []>("SELECT pk FROM search_vectors WHERE pk NOT IN (SELECT pk FROM posts WHERE superseded_by IS NULL)"),
     log: sqlite.query<unknown, [number, string | null]>("INSERT INTO search_log(pk, removed) VALUES (?, ?)"),
-    // Never a row not folded into the term counts yet (term-counts.ts).
-    trimLog: sqlite.query<unknown, [number]>("DELETE FROM search_log WHERE seq <= min(?1, (SELECT terms_seq FROM search_totals))"),
+    // Never a row not folded into the term counts yet (term-counts.ts), nor one the FTS5 index has not followed (fts-follow.ts).
+    trimLog: sqlite.query<unknown, [number]>("DELETE FROM search_log WHERE seq <= (SELECT min(?1, terms_seq, fts_seq) FROM search_totals)"),
   };
 }
 
@@ -113,50 +112,105 @@ export class SqliteSearch implements SearchSource {
     private readonly logKeep = SEARCH_LOG_KEEP,
     loadNowPostings?: number,
     foldEvery?: number,
+    /** Shared with the store's group commit (write-turn.ts). */
+    private readonly turn = new WriteTurn(),
   ) {
     this.memory = sqliteMemorySearch(sqlite, memoryBytes, loadNowPostings);
     this.tags = new SqliteNoteTags(sqlite);
     this.termCounts = new SqliteTermCounts(sqlite, foldEvery);
-    this.fts = new FtsBatch(
-      (pk, columns) => this.s.insertFts.run(pk, ...columns),
-      (pk) => this.s.deleteFts.run(pk),
-    );
+    this.fts = new FtsFollower(sqlite);
   }
 
-  /** The FTS5 changes of a write batch, made before its COMMIT (fts-batch.ts). */
-  private readonly fts: FtsBatch;
+  /** The FTS5 index's rows, made from the log (fts-follow.ts). */
+  private readonly fts: FtsFollower;
+  /** Its worker thread, once FTS_THREAD_AFTER_BATCHES batches changed the index (null before, or when it cannot start). */
+  private ftsThread: FtsThread | null = null;
+  /** Batches that changed the index while no FTS5 thread was started. */
+  private batchesLogged = 0;
+  /** The current write batch logged index changes. */
+  private loggedInBatch = false;
 
   /** Vectors indexed by the current write batch, by key: the in-memory postings take them after COMMIT. */
   private readonly written = new Map<number, IndexedVector>();
 
   /** After a write batch's COMMIT. */
   committed(): void {
-    if (this.written.size === 0) return;
-    this.memory.committed(this.written);
-    this.written.clear();
+    if (this.written.size > 0) {
+      this.memory.committed(this.written);
+      this.written.clear();
+    }
+    if (!this.loggedInBatch) return;
+    this.loggedInBatch = false;
+    if (this.ftsThread === null && ++this.batchesLogged >= FTS_THREAD_AFTER_BATCHES) this.ftsThread = this.startFtsThread();
+    if (this.ftsThread?.running) return this.ftsThread.request();
+    try {
+      this.followOnThisThread(false);
+    } catch {
+      // Not made now (the database did not answer): the log keeps the rows for the next pass or read.
+    }
+  }
+
+  /** The FTS5 follower's worker on this store's file (none for a database in memory, or when a worker cannot start). */
+  private startFtsThread(): FtsThread | null {
+    const file = this.sqlite.filename;
+    if (!file || file === ":memory:") return null;
+    const thread = new FtsThread();
+    return thread.start(file, this.turn) ? thread : null;
+  }
+
+  /**
+   * Brings the FTS5 index level with the log on this thread, in a transaction
+   * of its own (or in the one running). `wait`: when the worker is making a
+   * pass, waits for it (a search must read every committed change); otherwise
+   * leaves the rows to it.
+   */
+  private followOnThisThread(wait: boolean): void {
+    if (this.sqlite.inTransaction) {
+      this.fts.apply();
+      return;
+    }
+    if (!this.turn.tryTake(WRITER)) {
+      if (!wait) return;
+      this.turn.take(WRITER);
+    }
+    try {
+      this.sqlite.transaction(() => this.fts.apply()).immediate();
+    } finally {
+      this.turn.give(WRITER);
+    }
+  }
+
+  /** Before a read of the FTS5 index: every change committed so far is in it. */
+  private ftsCurrent(): void {
+    if (this.fts.lag() > 0) this.followOnThisThread(true);
+  }
+
+  /** Stops the FTS5 thread and brings the index level with the log (before the store's connection closes). */
+  async close(): Promise<void> {
+    await this.ftsThread?.close();
+    this.ftsThread = null;
+    try {
+      if (this.fts.lag() > 0) this.followOnThisThread(true);
+    } catch {
+      // Left to the next start: the log keeps every row the index has not followed.
+    }
+  }
+
+  /** Passes and rows the FTS5 thread made (for tests and benches); null when it has not started. */
+  get ftsThreadFigures(): { passes: number; rows: number } | null {
+    return this.ftsThread ? { passes: this.ftsThread.passes, rows: this.ftsThread.rows } : null;
   }
 
   /** After a write batch failed (nothing of it is stored). */
   failed(): void {
     this.written.clear();
     this.termCounts.forget();
-    this.fts.failed();
-  }
-
-  /** Before each write of a batch. */
-  writeStarted(): void {
-    this.fts.writeStarted();
+    this.loggedInBatch = false;
   }
 
   /** After each write of a batch; when it was rolled back, what it indexed is not stored (its key may be taken again). */
   writeEnded(ok: boolean): void {
-    this.fts.writeEnded(ok);
     if (!ok) this.termCounts.forget();
-  }
-
-  /** After a batch's writes, before its COMMIT. */
-  beforeCommit(): void {
-    this.fts.beforeCommit();
   }
 
   /** Builds the in-memory postings (after migrations). */
@@ -167,6 +221,7 @@ export class SqliteSearch implements SearchSource {
   /** Records a change of the index for every process's postings; trims old rows now and then. */
   private logChange(pk: number, removed: string | null, terms: number): number {
     const seq = Number(this.s.log.run(pk, removed).lastInsertRowid);
+    this.loggedInBatch = true;
     this.termCounts.logged(seq, terms);
     if (seq % Math.min(LOG_TRIM_EVERY, this.logKeep) === 0) this.s.trimLog.run(seq - this.logKeep);
     return seq;
@@ -179,14 +234,16 @@ export class SqliteSearch implements SearchSource {
   /** Indexes a note; call inside the transaction that inserts it. */
   add(note: IndexedNote): void {
     const { terms: vector, encoded } = note.vector ?? noteVector(note.title, note.tags, note.body);
-    const tiers = Array.from({ length: TIERS }, () => [] as string[]);
-    for (const [term, counts] of vector.counts) tiers[tierOf(counts, vector.lengths)].push(term);
     const s = this.s;
-    this.fts.add(note.pk, tiers.map((terms) => terms.join(" ")));
     s.insertVector.run(note.pk, encoded);
     this.written.set(note.pk, vector);
     s.addTotals.run(1, ...vector.lengths);
-    this.termCounts.added(note.pk, this.logChange(note.pk, null, vector.counts.size), tiers);
+    const seq = this.logChange(note.pk, null, vector.counts.size);
+    if (this.termCounts.remembersTerms) {
+      const tiers = Array.from({ length: TIERS }, () => [] as string[]);
+      for (const [term, counts] of vector.counts) tiers[tierOf(counts, vector.lengths)].push(term);
+      this.termCounts.added(note.pk, seq, tiers);
+    }
   }
 
   /** Removes a note from the index; call inside the transaction that deletes it. */
@@ -195,7 +252,6 @@ export class SqliteSearch implements SearchSource {
     const row = s.vectorOf.get(pk);
     if (!row) return;
     const lengths = readLengths(row.vector);
-    this.fts.delete(pk);
     s.deleteVector.run(pk);
     s.addTotals.run(-1, -lengths[0], -lengths[1], -lengths[2]);
     this.logChange(pk, row.vector, termCount(row.vector));
@@ -212,6 +268,7 @@ export class SqliteSearch implements SearchSource {
     const s = this.s;
     // The term counts current too: the postings' build is planned by them (memory-search.ts).
     this.termCounts.fold();
+    this.fts.apply();
     if (s.postCount.get()!.n === s.totals.get()!.notes) return 0;
     for (const { pk } of s.orphans.all()) {
       this.remove(pk);
@@ -228,6 +285,7 @@ export class SqliteSearch implements SearchSource {
     // back from the table), and a bulk catch-up must not keep them all in memory.
     this.written.clear();
     this.termCounts.fold();
+    this.fts.apply();
     return added;
   }
 
@@ -243,11 +301,13 @@ export class SqliteSearch implements SearchSource {
   }
 
   notesWith(term: TermAt, without: TermAt[], anyOf: TermAt[] | null, limit = -1): number[] {
+    this.ftsCurrent();
     return this.s.matching.values(matchExpression(term, without, anyOf), limit).map((row) => row[0] as number);
   }
 
   /** The newest `limit` notes holding `term` (the similar-notes lookup's reach). */
   newestWith(term: string, limit: number): number[] {
+    this.ftsCurrent();
     return this.s.newestMatching.values(quote(term), Number.isFinite(limit) ? limit : -1).map((row) => row[0] as number);
   }
 

@@ -176,6 +176,11 @@ export class SqliteTermCounts {
   /** Folds applied from the thread (for tests and benches). */
   threadFolds = 0;
 
+  /** Whether `added` keeps the terms it is given (not while the fold thread runs): the caller need not make them otherwise. */
+  get remembersTerms(): boolean {
+    return !this.thread?.running;
+  }
+
   /** A note was indexed with these terms by tier and logged at `seq`, inside its write (remembered for a fold on this thread only). */
   added(pk: number, seq: number, termsByTier: string[][]): void {
     if (!this.thread?.running) this.indexed.set(pk, { seq, termsByTier });
