@@ -10,7 +10,7 @@
 // because readers add the log rows not folded yet. If the worker cannot start
 // or fails, the writer folds on its own thread again.
 import type { FoldReply, FoldRequest } from "./fold-worker.ts";
-import type { PreparedFold } from "./term-counts.ts";
+import type { WriteTurn } from "./write-turn.ts";
 
 /** The worker's module as the executable names it: its entry point in build-common.ts. */
 export const FOLD_WORKER_ENTRY = "./src/store/sqlite/fold-worker.ts";
@@ -36,21 +36,22 @@ export class FoldThread {
   private deadline: ReturnType<typeof setTimeout> | null = null;
   private closing: (() => void) | null = null;
 
-  constructor(private readonly onPrepared: (fold: PreparedFold) => void) {}
+  /** `onFolded`: a fold was made ready and written (`applied`), or found stale (another process folded); not called when none was pending. */
+  constructor(private readonly onFolded: (applied: boolean) => void) {}
 
   /** Started, opened and not failed: folds go to it. */
   get running(): boolean {
     return this.ready && this.worker !== null && this.closing === null;
   }
 
-  /** Starts the worker on the database file; false when it cannot. */
-  start(file: string): boolean {
+  /** Starts the worker on the database file, sharing the write turn; false when it cannot. */
+  start(file: string, turn: WriteTurn): boolean {
     try {
       const worker = new Worker(workerSpecifier());
       worker.unref();
       worker.onmessage = (event: MessageEvent<FoldReply>) => this.answered(event.data);
       worker.onerror = () => this.stop();
-      this.post(worker, { open: file });
+      this.post(worker, { open: file, turn: turn.buffer });
       this.worker = worker;
       this.inFlight = true;
       return true;
@@ -82,7 +83,7 @@ export class FoldThread {
       this.ready = true;
       return;
     }
-    if (reply.prepared !== null && this.closing === null) this.onPrepared(reply.prepared);
+    if (reply.prepared !== null && this.closing === null) this.onFolded(reply.applied);
   }
 
   /** The worker failed: the writer folds on its own thread from now on. */

@@ -8,19 +8,26 @@
 // for both, so the executable needs one entry point more, not two.
 import { Database } from "bun:sqlite";
 import { FTS_PASS_ROWS, FtsFollower } from "./fts-follow.ts";
-import { foldPreparer, type PreparedFold } from "./term-counts.ts";
+import { foldWriter, type PreparedFold } from "./term-counts.ts";
 import { WORKER, WriteTurn } from "./write-turn.ts";
 
-export type FoldRequest = { open: string } | { close: true } | { prepare: true };
-export type FoldReply = { opened: true } | { closed: true } | { prepared: PreparedFold | null } | { failed: string };
+export type FoldRequest = { open: string; turn: SharedArrayBuffer } | { close: true } | { prepare: true };
+export type FoldReply = { opened: true } | { closed: true } | { prepared: PreparedFold | null; applied: boolean } | { failed: string };
 export type FtsRequest = { openFts: string; turn: SharedArrayBuffer } | { close: true } | { follow: true };
 export type FtsReply = { opened: true } | { closed: true } | { followed: number; lag: number } | { failed: string };
 
 declare const self: Worker;
 let db: Database | null = null;
-let prepareFold: (() => PreparedFold | null) | null = null;
+let writeFold: (() => { prepared: PreparedFold | null; applied: boolean }) | null = null;
 let fts: { follower: FtsFollower; turn: WriteTurn } | null = null;
 const reply = (message: FoldReply | FtsReply) => self.postMessage(message);
+
+/** A worker's connection: it writes derived rows (made again from the log if lost), and checkpoints are the checkpointer's (checkpointer.ts). */
+function configure(connection: Database): void {
+  connection.exec("PRAGMA busy_timeout = 5000");
+  connection.exec("PRAGMA synchronous = NORMAL");
+  connection.exec("PRAGMA wal_autocheckpoint = 0");
+}
 
 /** One FTS5 pass in the worker's turn: the writer's batches wait for it, so it is short (FTS_PASS_ROWS). */
 function follow(): FtsReply {
@@ -39,16 +46,12 @@ self.onmessage = ({ data }: MessageEvent<FoldRequest | FtsRequest>) => {
   try {
     if ("open" in data) {
       db = new Database(data.open);
-      db.exec("PRAGMA busy_timeout = 5000");
-      db.exec("PRAGMA query_only = 1");
-      prepareFold = foldPreparer(db);
+      configure(db);
+      writeFold = foldWriter(db, new WriteTurn(data.turn));
       reply({ opened: true });
     } else if ("openFts" in data) {
       db = new Database(data.openFts);
-      db.exec("PRAGMA busy_timeout = 5000");
-      // Derived rows, made again from the log if lost; checkpoints are the checkpointer's (checkpointer.ts).
-      db.exec("PRAGMA synchronous = NORMAL");
-      db.exec("PRAGMA wal_autocheckpoint = 0");
+      configure(db);
       fts = { follower: new FtsFollower(db), turn: new WriteTurn(data.turn) };
       reply({ opened: true });
     } else if ("close" in data) {
@@ -58,7 +61,7 @@ self.onmessage = ({ data }: MessageEvent<FoldRequest | FtsRequest>) => {
     } else if ("follow" in data) {
       reply(follow());
     } else {
-      reply({ prepared: prepareFold!() });
+      reply(writeFold!());
     }
   } catch (error) {
     reply({ failed: String((error as Error)?.message ?? error) });

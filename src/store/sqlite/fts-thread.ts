@@ -1,6 +1,9 @@
 // The FTS5 follower's worker thread (fts-follow.ts, fold-worker.ts): asked for
-// a pass after each write batch's COMMIT, one pass at a time, and again while
-// the log is ahead of the index. If it cannot start, fails or gets stuck, it
+// a pass once REQUEST_ROWS log rows were committed since the last, or
+// REQUEST_DELAY_MS after the first of fewer, one pass at a time. Not after
+// every batch: a message to the worker and its pass cost each batch more than
+// the rows did, and searches read nothing stale meanwhile (they bring the
+// index level themselves). If it cannot start, fails or gets stuck, it
 // stops, and the writer follows the log on its own thread after each batch
 // (SqliteSearch.committed), as searches on the database path always do
 // before they read (SqliteSearch.ftsCurrent).
@@ -10,13 +13,18 @@ import { WORKER, type WriteTurn } from "./write-turn.ts";
 
 /** A pass not made within this many ms means the worker is stuck or gone. */
 const PASS_TIMEOUT_MS = 60_000;
+/** Log rows committed that make a pass be asked for at once. */
+export const REQUEST_ROWS = 32;
+/** ... or this many ms after the first of fewer. */
+const REQUEST_DELAY_MS = 10;
 
 export class FtsThread {
   private worker: Worker | null = null;
   private ready = false;
   private inFlight = false;
-  /** A batch committed while a pass was in flight: another pass follows it. */
-  private again = false;
+  /** Log rows committed and not asked for (as far as this thread knows). */
+  private unasked = REQUEST_ROWS;
+  private timer: ReturnType<typeof setTimeout> | null = null;
   private deadline: ReturnType<typeof setTimeout> | null = null;
   private closing: (() => void) | null = null;
   private turn: WriteTurn | null = null;
@@ -50,14 +58,28 @@ export class FtsThread {
     worker.postMessage(request);
   }
 
+  /** A write batch that logged `rows` index changes committed. */
+  committed(rows: number): void {
+    this.unasked += rows;
+    this.maybeRequest();
+  }
+
+  private maybeRequest(): void {
+    if (!this.running || this.inFlight || this.unasked === 0) return;
+    if (this.unasked >= REQUEST_ROWS) return this.request();
+    if (this.timer !== null) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      if (this.running && !this.inFlight && this.unasked > 0) this.request();
+    }, REQUEST_DELAY_MS);
+    this.timer.unref?.();
+  }
+
   /** Asks for a pass over what is committed when the worker reads. */
-  request(): void {
-    if (!this.running) return;
-    if (this.inFlight) {
-      this.again = true;
-      return;
-    }
-    this.again = false;
+  private request(): void {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    this.unasked = 0;
     this.inFlight = true;
     this.deadline = setTimeout(() => this.stop(), PASS_TIMEOUT_MS);
     this.deadline.unref?.();
@@ -74,14 +96,16 @@ export class FtsThread {
     else {
       this.passes++;
       this.rows += reply.followed;
-      if (reply.lag === 0 && !this.again) return;
+      this.unasked = Math.max(this.unasked, reply.lag);
     }
-    this.request();
+    this.maybeRequest();
   }
 
   /** The worker failed: the writer follows the log on its own thread from now on. */
   private stop(): void {
     this.ready = false;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
     this.inFlight = false;
     if (this.deadline !== null) clearTimeout(this.deadline);
     this.deadline = null;
@@ -107,6 +131,8 @@ export class FtsThread {
     });
     this.terminate();
     this.ready = false;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
     if (this.deadline !== null) clearTimeout(this.deadline);
     this.deadline = null;
   }

@@ -117,7 +117,7 @@ export class SqliteSearch implements SearchSource {
   ) {
     this.memory = sqliteMemorySearch(sqlite, memoryBytes, loadNowPostings);
     this.tags = new SqliteNoteTags(sqlite);
-    this.termCounts = new SqliteTermCounts(sqlite, foldEvery);
+    this.termCounts = new SqliteTermCounts(sqlite, foldEvery, turn);
     this.fts = new FtsFollower(sqlite);
   }
 
@@ -127,8 +127,8 @@ export class SqliteSearch implements SearchSource {
   private ftsThread: FtsThread | null = null;
   /** Batches that changed the index while no FTS5 thread was started. */
   private batchesLogged = 0;
-  /** The current write batch logged index changes. */
-  private loggedInBatch = false;
+  /** Index changes the current write batch logged. */
+  private loggedInBatch = 0;
 
   /** Vectors indexed by the current write batch, by key: the in-memory postings take them after COMMIT. */
   private readonly written = new Map<number, IndexedVector>();
@@ -139,10 +139,11 @@ export class SqliteSearch implements SearchSource {
       this.memory.committed(this.written);
       this.written.clear();
     }
-    if (!this.loggedInBatch) return;
-    this.loggedInBatch = false;
+    const logged = this.loggedInBatch;
+    if (logged === 0) return;
+    this.loggedInBatch = 0;
     if (this.ftsThread === null && ++this.batchesLogged >= FTS_THREAD_AFTER_BATCHES) this.ftsThread = this.startFtsThread();
-    if (this.ftsThread?.running) return this.ftsThread.request();
+    if (this.ftsThread?.running) return this.ftsThread.committed(logged);
     try {
       this.followOnThisThread(false);
     } catch {
@@ -205,7 +206,7 @@ export class SqliteSearch implements SearchSource {
   failed(): void {
     this.written.clear();
     this.termCounts.forget();
-    this.loggedInBatch = false;
+    this.loggedInBatch = 0;
   }
 
   /** After each write of a batch; when it was rolled back, what it indexed is not stored (its key may be taken again). */
@@ -221,7 +222,7 @@ export class SqliteSearch implements SearchSource {
   /** Records a change of the index for every process's postings; trims old rows now and then. */
   private logChange(pk: number, removed: string | null, terms: number): number {
     const seq = Number(this.s.log.run(pk, removed).lastInsertRowid);
-    this.loggedInBatch = true;
+    this.loggedInBatch++;
     this.termCounts.logged(seq, terms);
     if (seq % Math.min(LOG_TRIM_EVERY, this.logKeep) === 0) this.s.trimLog.run(seq - this.logKeep);
     return seq;
