@@ -202,8 +202,39 @@ export class SqliteSearch implements SearchSource {
     return this.ftsThread ? { passes: this.ftsThread.passes, rows: this.ftsThread.rows } : null;
   }
 
+  /**
+   * The change of search_totals ([notes, title, tags, body]) by the current
+   * write, then by the batch's writes that succeeded: written once, before
+   * the batch's COMMIT, instead of one UPDATE a note. Outside a batch
+   * (catch-up, tools) it is written at once. Nothing reads the totals inside
+   * a batch.
+   */
+  private totalsOfWrite: number[] | null = null;
+  private totalsOfBatch = [0, 0, 0, 0];
+
+  private addTotals(notes: number, lengths: number[]): void {
+    const change = this.totalsOfWrite;
+    if (change === null) return void this.s.addTotals.run(notes, lengths[0], lengths[1], lengths[2]);
+    change[0] += notes;
+    for (let field = 0; field < 3; field++) change[field + 1] += lengths[field];
+  }
+
+  /** Before each write of a batch. */
+  writeStarted(): void {
+    this.totalsOfWrite = [0, 0, 0, 0];
+  }
+
+  /** After a batch's writes, before its COMMIT. */
+  beforeCommit(): void {
+    const [notes, title, tags, body] = this.totalsOfBatch;
+    this.totalsOfBatch = [0, 0, 0, 0];
+    if (notes !== 0 || title !== 0 || tags !== 0 || body !== 0) this.s.addTotals.run(notes, title, tags, body);
+  }
+
   /** After a write batch failed (nothing of it is stored). */
   failed(): void {
+    this.totalsOfWrite = null;
+    this.totalsOfBatch = [0, 0, 0, 0];
     this.written.clear();
     this.termCounts.forget();
     this.loggedInBatch = 0;
@@ -211,6 +242,8 @@ export class SqliteSearch implements SearchSource {
 
   /** After each write of a batch; when it was rolled back, what it indexed is not stored (its key may be taken again). */
   writeEnded(ok: boolean): void {
+    if (ok) for (let i = 0; i < 4; i++) this.totalsOfBatch[i] += this.totalsOfWrite![i];
+    this.totalsOfWrite = null;
     if (!ok) this.termCounts.forget();
   }
 
@@ -238,7 +271,7 @@ export class SqliteSearch implements SearchSource {
     const s = this.s;
     s.insertVector.run(note.pk, encoded);
     this.written.set(note.pk, vector);
-    s.addTotals.run(1, ...vector.lengths);
+    this.addTotals(1, vector.lengths);
     const seq = this.logChange(note.pk, null, vector.counts.size);
     if (this.termCounts.remembersTerms) {
       const tiers = Array.from({ length: TIERS }, () => [] as string[]);
@@ -254,7 +287,7 @@ export class SqliteSearch implements SearchSource {
     if (!row) return;
     const lengths = readLengths(row.vector);
     s.deleteVector.run(pk);
-    s.addTotals.run(-1, -lengths[0], -lengths[1], -lengths[2]);
+    this.addTotals(-1, [-lengths[0], -lengths[1], -lengths[2]]);
     this.logChange(pk, row.vector, termCount(row.vector));
   }
 

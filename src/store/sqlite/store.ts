@@ -78,7 +78,9 @@ export class SqliteStore extends ComposedStore implements Store {
         this.notes.failed();
         this.searchIndex.failed();
       },
+      writeStarted: () => this.searchIndex.writeStarted(),
       writeEnded: (ok) => this.searchIndex.writeEnded(ok),
+      beforeCommit: () => this.searchIndex.beforeCommit(),
     }, turn);
     this.outbox = new SqliteOutbox(this.sqlite, this.db);
     this.idempotency = new SqliteIdempotency(this.sqlite, this.commit);
