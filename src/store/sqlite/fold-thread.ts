@@ -21,7 +21,7 @@ export const FOLD_WORKER_ENTRY = "./src/store/sqlite/fold-worker.ts";
  * name. Checked on Linux (the worker thread runs); elsewhere a wrong guess
  * only means folds on the writer's thread, as before.
  */
-export function workerSpecifier(): string {
+function workerSpecifier(): string {
   const url = import.meta.url;
   return url.includes("/$bunfs/") || url.includes("~BUN") ? FOLD_WORKER_ENTRY : new URL("./fold-worker.ts", url).href;
 }

@@ -1,29 +1,29 @@
 // The FTS5 index follows the search log (docs/benchmarks.md, "Writes of ~2 KB
-// notes, fourth round"). It used to change in each note's own write
-// transaction, which with its segment written at COMMIT was ~15% of the
-// serving thread's time under a write load of ~2 KB notes. Now a note's write
-// only logs the change (search_log, as before), and the FTS5 rows of the log
-// rows after search_totals.fts_seq are made later, in a write transaction of
-// their own that moves fts_seq with them: by a worker thread with its own
-// connection (fts-thread.ts), or by the writer's thread when none runs.
+// notes, fourth round"). It used to change in each note's own write, one
+// FTS5 segment per write batch. Now a note's write only logs the change
+// (search_log, as before), and the FTS5 rows of the log rows after
+// search_totals.fts_seq are made in one pass every FTS_FOLLOW_ROWS rows
+// (search.ts), in the write batch that reaches it, with fts_seq moved in the
+// same transaction: one segment per pass, fewer to merge.
 //
 // What a search sees: the FTS5 index is read only by the database path of
 // search (while the in-memory postings build, when they are off or over
 // budget, and by the similar-notes lookup on that path). Before it reads,
-// that path brings the index level with the log on its own thread
-// (SqliteSearch.ftsCurrent), so it reads every change committed before it,
-// as when the index changed in the notes' own transactions. Crash-safe for
-// the same reason: fts_seq moves in the transaction that writes its rows, and
-// the log is never trimmed past it (search.ts).
+// that path brings the index level with the log (SqliteSearch.ftsCurrent),
+// so it reads every change committed before it, as when the index changed in
+// the notes' own transactions. Crash-safe for the same reason: fts_seq moves
+// in the transaction that writes its rows, and the log is never trimmed past
+// it (search.ts).
+//
+// Measured and not kept: the passes made by a worker thread with a
+// connection of its own (as the fold thread does for the term counts). Every
+// commit by another connection empties the writer's page cache (SQLite resets
+// it when the WAL changed under it), so the writer's own statements got
+// dearer by about what the FTS5 rows had cost it.
 import type { Database } from "bun:sqlite";
 import { tierOf, TIERS } from "../../core/search/ranking.ts";
-import { forEachTerm, readLengths, termCount } from "../../core/search/vector.ts";
+import { forEachTerm, readLengths } from "../../core/search/vector.ts";
 import { netChanges } from "../search-follower.ts";
-
-/** Log rows a pass makes at most: the worker holds the write lock for one pass, so the writer waits at most this long. */
-export const FTS_PASS_ROWS = 48;
-/** ... or the terms of this many: a pass over notes of tens of thousands of terms stays short too. */
-export const FTS_PASS_TERMS = 50_000;
 
 /** FTS5 column of each impact tier (drizzle/0003_exact_search.sql). */
 export const tierColumn = (tier: number) => `t${tier}`;
@@ -42,9 +42,7 @@ function prepare(sqlite: Database) {
     lag: sqlite.query<{ seq: number; head: number }, []>(
       "SELECT fts_seq AS seq, (SELECT coalesce(max(seq), 0) FROM search_log) AS head FROM search_totals",
     ),
-    pendingAfter: sqlite.query<{ seq: number; pk: number; removed: string | null }, [number, number]>(
-      "SELECT seq, pk, removed FROM search_log WHERE seq > ?1 ORDER BY seq LIMIT ?2",
-    ),
+    pendingAfter: sqlite.query<{ seq: number; pk: number; removed: string | null }, [number]>("SELECT seq, pk, removed FROM search_log WHERE seq > ?1 ORDER BY seq"),
     vectorOf: sqlite.query<{ vector: string }, [number]>("SELECT vector FROM search_vectors WHERE pk = ?"),
     insert: sqlite.query<unknown, [number, ...string[]]>(`INSERT INTO search_fts(rowid, ${TIER_NAMES.join(", ")}) VALUES (?${", ?".repeat(TIERS)})`),
     delete: sqlite.query<unknown, [number]>("DELETE FROM search_fts WHERE rowid = ?"),
@@ -68,36 +66,17 @@ export class FtsFollower {
     return head - seq;
   }
 
-  /**
-   * Makes the FTS5 rows of up to `maxRows` log rows after fts_seq (fewer when
-   * their notes hold more than FTS_PASS_TERMS terms), and moves fts_seq past
-   * them; inside a write transaction. How many rows it made.
-   */
-  apply(maxRows = Number.MAX_SAFE_INTEGER): number {
+  /** Makes the FTS5 rows of every log row after fts_seq and moves fts_seq past them; inside a write transaction. How many rows it made. */
+  apply(): number {
     const s = this.s;
-    let rows = s.pendingAfter.all(s.lag.get()!.seq, maxRows);
+    const rows = s.pendingAfter.all(s.lag.get()!.seq);
     if (rows.length === 0) return 0;
-    // The vectors stored now (read in this snapshot), of the rows that add; a
-    // pass stops after the row that takes its terms past FTS_PASS_TERMS.
-    const vectors = new Map<number, string | undefined>();
-    let terms = 0;
-    for (let i = 0; i < rows.length; i++) {
-      const { pk, removed } = rows[i];
-      if (removed !== null || vectors.has(pk)) continue;
-      const vector = s.vectorOf.get(pk)?.vector;
-      vectors.set(pk, vector);
-      terms += vector === undefined ? 0 : termCount(vector);
-      if (terms > FTS_PASS_TERMS) {
-        rows = rows.slice(0, i + 1);
-        break;
-      }
-    }
-    // A key's first removal takes out what the index holds for it; a key added
-    // last gets its vector stored now. A later row of the key (another pass)
-    // makes it right again if that vector has changed since.
+    // A key's first removal takes out what the index holds for it; a key
+    // added last gets the vector stored now (read in this snapshot); a note
+    // added and removed within the rows never reaches FTS5.
     for (const [pk, change] of netChanges(rows.map((row) => ({ key: row.pk, removed: row.removed })))) {
       if (change.firstRemoved !== null) s.delete.run(pk);
-      const vector = change.added ? vectors.get(pk) : undefined;
+      const vector = change.added ? s.vectorOf.get(pk)?.vector : undefined;
       if (vector !== undefined) s.insert.run(pk, ...ftsColumns(vector));
     }
     s.setSeq.run(rows[rows.length - 1].seq);

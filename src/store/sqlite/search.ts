@@ -23,7 +23,6 @@ import { SqliteNoteTags } from "./note-tags.ts";
 import { NOTE_SELECT, type NoteRow } from "./note-row.ts";
 import { SqliteTermCounts } from "./term-counts.ts";
 import { FtsFollower, tierColumn } from "./fts-follow.ts";
-import { FtsThread } from "./fts-thread.ts";
 import { WRITER, WriteTurn } from "./write-turn.ts";
 
 /** The budget benches and tests give stores they open themselves; a server's comes from SEARCH_MEMORY_MB (src/config.ts). */
@@ -37,8 +36,17 @@ const LOG_TRIM_EVERY = 1024;
 export const quote = (term: string) => `"${term.replaceAll('"', '""')}"`;
 const any = (terms: TermAt[]) => `(${terms.map(termAt).join(" OR ")})`;
 
-/** Write batches that change the index before the FTS5 follower's thread starts: stores that write little (tests, tools) never start one. */
-export const FTS_THREAD_AFTER_BATCHES = 64;
+/**
+ * The FTS5 index follows the log once this process has logged this many rows
+ * since it last did, in the write batch that reaches it, just before its
+ * COMMIT: one FTS5 segment per this many notes instead of one per batch.
+ * Searches on the database path bring it level before they read
+ * (ftsCurrent), so they miss nothing meanwhile (fts-follow.ts;
+ * docs/benchmarks.md, "Writes of ~2 KB notes, fourth round").
+ */
+export const FTS_FOLLOW_ROWS = 128;
+/** ... or the changes it logged hold this many terms (notes of thousands of terms follow sooner: a pass stays short). */
+export const FTS_FOLLOW_TERMS = 128 * 200;
 
 /** A term at some tiers as FTS5 syntax: a column filter on the quoted term. */
 function termAt({ term, tiers }: TermAt): string {
@@ -123,12 +131,14 @@ export class SqliteSearch implements SearchSource {
 
   /** The FTS5 index's rows, made from the log (fts-follow.ts). */
   private readonly fts: FtsFollower;
-  /** Its worker thread, once FTS_THREAD_AFTER_BATCHES batches changed the index (null before, or when it cannot start). */
-  private ftsThread: FtsThread | null = null;
-  /** Batches that changed the index while no FTS5 thread was started. */
-  private batchesLogged = 0;
-  /** Index changes the current write batch logged. */
+  /** Index changes this process logged in committed batches since the FTS5 index last followed the log, and their terms. */
+  private unfollowed = 0;
+  private unfollowedTerms = 0;
+  /** Index changes the current write batch logged, and their terms. */
   private loggedInBatch = 0;
+  private termsInBatch = 0;
+  /** The current write batch made the FTS5 index follow the log. */
+  private followedInBatch = false;
 
   /** Vectors indexed by the current write batch, by key: the in-memory postings take them after COMMIT. */
   private readonly written = new Map<number, IndexedVector>();
@@ -139,41 +149,29 @@ export class SqliteSearch implements SearchSource {
       this.memory.committed(this.written);
       this.written.clear();
     }
-    const logged = this.loggedInBatch;
-    if (logged === 0) return;
-    this.loggedInBatch = 0;
-    if (this.ftsThread === null && ++this.batchesLogged >= FTS_THREAD_AFTER_BATCHES) this.ftsThread = this.startFtsThread();
-    if (this.ftsThread?.running) return this.ftsThread.committed(logged);
-    try {
-      this.followOnThisThread(false);
-    } catch {
-      // Not made now (the database did not answer): the log keeps the rows for the next pass or read.
+    if (this.followedInBatch) {
+      this.unfollowed = 0;
+      this.unfollowedTerms = 0;
+    } else {
+      this.unfollowed += this.loggedInBatch;
+      this.unfollowedTerms += this.termsInBatch;
     }
-  }
-
-  /** The FTS5 follower's worker on this store's file (none for a database in memory, or when a worker cannot start). */
-  private startFtsThread(): FtsThread | null {
-    const file = this.sqlite.filename;
-    if (!file || file === ":memory:") return null;
-    const thread = new FtsThread();
-    return thread.start(file, this.turn) ? thread : null;
+    this.followedInBatch = false;
+    this.loggedInBatch = 0;
+    this.termsInBatch = 0;
   }
 
   /**
-   * Brings the FTS5 index level with the log on this thread, in a transaction
-   * of its own (or in the one running). `wait`: when the worker is making a
-   * pass, waits for it (a search must read every committed change); otherwise
-   * leaves the rows to it.
+   * Brings the FTS5 index level with the log, in the transaction running or
+   * in one of its own, in the write turn (write-turn.ts: the fold thread
+   * writes too).
    */
-  private followOnThisThread(wait: boolean): void {
+  private follow(): void {
     if (this.sqlite.inTransaction) {
       this.fts.apply();
       return;
     }
-    if (!this.turn.tryTake(WRITER)) {
-      if (!wait) return;
-      this.turn.take(WRITER);
-    }
+    this.turn.take(WRITER);
     try {
       this.sqlite.transaction(() => this.fts.apply()).immediate();
     } finally {
@@ -183,23 +181,21 @@ export class SqliteSearch implements SearchSource {
 
   /** Before a read of the FTS5 index: every change committed so far is in it. */
   private ftsCurrent(): void {
-    if (this.fts.lag() > 0) this.followOnThisThread(true);
+    if (this.fts.lag() > 0) this.follow();
   }
 
-  /** Stops the FTS5 thread and brings the index level with the log (before the store's connection closes). */
-  async close(): Promise<void> {
-    await this.ftsThread?.close();
-    this.ftsThread = null;
+  /** Brings the FTS5 index level with the log (before the store's connection closes), so that tools leave it whole. */
+  close(): void {
     try {
-      if (this.fts.lag() > 0) this.followOnThisThread(true);
+      if (this.fts.lag() > 0) this.follow();
     } catch {
       // Left to the next start: the log keeps every row the index has not followed.
     }
   }
 
-  /** Passes and rows the FTS5 thread made (for tests and benches); null when it has not started. */
-  get ftsThreadFigures(): { passes: number; rows: number } | null {
-    return this.ftsThread ? { passes: this.ftsThread.passes, rows: this.ftsThread.rows } : null;
+  /** Log rows this process committed that the FTS5 index has not followed yet (for tests and benches). */
+  get unfollowedRows(): number {
+    return this.unfollowed;
   }
 
   /**
@@ -224,8 +220,13 @@ export class SqliteSearch implements SearchSource {
     this.totalsOfWrite = [0, 0, 0, 0];
   }
 
-  /** After a batch's writes, before its COMMIT. */
+  /** After a batch's writes, before its COMMIT: the totals, and the FTS5 index when FTS_FOLLOW_ROWS rows were logged (a throw fails the batch). */
   beforeCommit(): void {
+    const due = this.unfollowed + this.loggedInBatch >= FTS_FOLLOW_ROWS || this.unfollowedTerms + this.termsInBatch >= FTS_FOLLOW_TERMS;
+    if (this.loggedInBatch > 0 && due) {
+      this.fts.apply();
+      this.followedInBatch = true;
+    }
     const [notes, title, tags, body] = this.totalsOfBatch;
     this.totalsOfBatch = [0, 0, 0, 0];
     if (notes !== 0 || title !== 0 || tags !== 0 || body !== 0) this.s.addTotals.run(notes, title, tags, body);
@@ -235,9 +236,11 @@ export class SqliteSearch implements SearchSource {
   failed(): void {
     this.totalsOfWrite = null;
     this.totalsOfBatch = [0, 0, 0, 0];
+    this.followedInBatch = false;
+    this.loggedInBatch = 0;
+    this.termsInBatch = 0;
     this.written.clear();
     this.termCounts.forget();
-    this.loggedInBatch = 0;
   }
 
   /** After each write of a batch; when it was rolled back, what it indexed is not stored (its key may be taken again). */
@@ -256,6 +259,7 @@ export class SqliteSearch implements SearchSource {
   private logChange(pk: number, removed: string | null, terms: number): number {
     const seq = Number(this.s.log.run(pk, removed).lastInsertRowid);
     this.loggedInBatch++;
+    this.termsInBatch += terms;
     this.termCounts.logged(seq, terms);
     if (seq % Math.min(LOG_TRIM_EVERY, this.logKeep) === 0) this.s.trimLog.run(seq - this.logKeep);
     return seq;
@@ -320,6 +324,8 @@ export class SqliteSearch implements SearchSource {
     this.written.clear();
     this.termCounts.fold();
     this.fts.apply();
+    this.loggedInBatch = 0;
+    this.termsInBatch = 0;
     return added;
   }
 

@@ -145,7 +145,7 @@ export class SqliteStore extends ComposedStore implements Store {
   async close(): Promise<void> {
     this.searchIndex.memory.close();
     await this.searchIndex.termCounts.close();
-    await this.searchIndex.close();
+    this.searchIndex.close();
     await this.checkpointer.close();
     try {
       this.sqlite.exec("PRAGMA optimize");
