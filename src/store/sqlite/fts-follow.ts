@@ -50,6 +50,9 @@ function prepare(sqlite: Database) {
   };
 }
 
+/** Per key, the FTS5 columns of a note this process indexed, with the log row that added it. */
+export type RememberedRows = Map<number, { seq: number; columns: string[] }>;
+
 /** Keeps one connection's FTS5 index level with the search log. */
 export class FtsFollower {
   private prepared?: ReturnType<typeof prepare>;
@@ -67,16 +70,24 @@ export class FtsFollower {
   }
 
   /** Makes the FTS5 rows of every log row after fts_seq and moves fts_seq past them; inside a write transaction. How many rows it made. */
-  apply(): number {
+  apply(remembered: RememberedRows = new Map()): number {
     const s = this.s;
     const rows = s.pendingAfter.all(s.lag.get()!.seq);
     if (rows.length === 0) return 0;
+    const lastRow = new Map(rows.map((row) => [row.pk, row.seq]));
     // A key's first removal takes out what the index holds for it; a key
-    // added last gets the vector stored now (read in this snapshot); a note
-    // added and removed within the rows never reaches FTS5.
+    // added last gets the vector stored now (read in this snapshot), or the
+    // columns remembered for it when its last row is the one that added
+    // them; a note added and removed within the rows never reaches FTS5.
     for (const [pk, change] of netChanges(rows.map((row) => ({ key: row.pk, removed: row.removed })))) {
       if (change.firstRemoved !== null) s.delete.run(pk);
-      const vector = change.added ? s.vectorOf.get(pk)?.vector : undefined;
+      if (!change.added) continue;
+      const known = remembered.get(pk);
+      if (known !== undefined && known.seq === lastRow.get(pk)) {
+        s.insert.run(pk, ...known.columns);
+        continue;
+      }
+      const vector = s.vectorOf.get(pk)?.vector;
       if (vector !== undefined) s.insert.run(pk, ...ftsColumns(vector));
     }
     s.setSeq.run(rows[rows.length - 1].seq);

@@ -22,7 +22,7 @@ import { sqliteMemorySearch } from "./memory-search.ts";
 import { SqliteNoteTags } from "./note-tags.ts";
 import { NOTE_SELECT, type NoteRow } from "./note-row.ts";
 import { SqliteTermCounts } from "./term-counts.ts";
-import { FtsFollower, tierColumn } from "./fts-follow.ts";
+import { FtsFollower, tierColumn, type RememberedRows } from "./fts-follow.ts";
 import { WRITER, WriteTurn } from "./write-turn.ts";
 
 /** The budget benches and tests give stores they open themselves; a server's comes from SEARCH_MEMORY_MB (src/config.ts). */
@@ -139,6 +139,13 @@ export class SqliteSearch implements SearchSource {
   private termsInBatch = 0;
   /** The current write batch made the FTS5 index follow the log. */
   private followedInBatch = false;
+  /**
+   * The FTS5 columns of the notes this process indexed since the index last
+   * followed the log, by key with the log row that added them, so that a pass
+   * need not read and parse their vectors again (trusted only for that row;
+   * all dropped when a write rolls back, as its row's number may be taken again).
+   */
+  private readonly ftsRows: RememberedRows = new Map();
 
   /** Vectors indexed by the current write batch, by key: the in-memory postings take them after COMMIT. */
   private readonly written = new Map<number, IndexedVector>();
@@ -168,12 +175,13 @@ export class SqliteSearch implements SearchSource {
    */
   private follow(): void {
     if (this.sqlite.inTransaction) {
-      this.fts.apply();
+      this.fts.apply(this.ftsRows);
       return;
     }
     this.turn.take(WRITER);
     try {
-      this.sqlite.transaction(() => this.fts.apply()).immediate();
+      this.sqlite.transaction(() => this.fts.apply(this.ftsRows)).immediate();
+      this.ftsRows.clear();
     } finally {
       this.turn.give(WRITER);
     }
@@ -224,7 +232,8 @@ export class SqliteSearch implements SearchSource {
   beforeCommit(): void {
     const due = this.unfollowed + this.loggedInBatch >= FTS_FOLLOW_ROWS || this.unfollowedTerms + this.termsInBatch >= FTS_FOLLOW_TERMS;
     if (this.loggedInBatch > 0 && due) {
-      this.fts.apply();
+      this.fts.apply(this.ftsRows);
+      this.ftsRows.clear();
       this.followedInBatch = true;
     }
     const [notes, title, tags, body] = this.totalsOfBatch;
@@ -241,13 +250,16 @@ export class SqliteSearch implements SearchSource {
     this.termsInBatch = 0;
     this.written.clear();
     this.termCounts.forget();
+    this.ftsRows.clear();
   }
 
   /** After each write of a batch; when it was rolled back, what it indexed is not stored (its key may be taken again). */
   writeEnded(ok: boolean): void {
     if (ok) for (let i = 0; i < 4; i++) this.totalsOfBatch[i] += this.totalsOfWrite![i];
     this.totalsOfWrite = null;
-    if (!ok) this.termCounts.forget();
+    if (ok) return;
+    this.termCounts.forget();
+    this.ftsRows.clear();
   }
 
   /** Builds the in-memory postings (after migrations). */
@@ -277,11 +289,10 @@ export class SqliteSearch implements SearchSource {
     this.written.set(note.pk, vector);
     this.addTotals(1, vector.lengths);
     const seq = this.logChange(note.pk, null, vector.counts.size);
-    if (this.termCounts.remembersTerms) {
-      const tiers = Array.from({ length: TIERS }, () => [] as string[]);
-      for (const [term, counts] of vector.counts) tiers[tierOf(counts, vector.lengths)].push(term);
-      this.termCounts.added(note.pk, seq, tiers);
-    }
+    const tiers = Array.from({ length: TIERS }, () => [] as string[]);
+    for (const [term, counts] of vector.counts) tiers[tierOf(counts, vector.lengths)].push(term);
+    if (this.termCounts.remembersTerms) this.termCounts.added(note.pk, seq, tiers);
+    if (this.ftsRows.size < 4 * FTS_FOLLOW_ROWS) this.ftsRows.set(note.pk, { seq, columns: tiers.map((terms) => terms.join(" ")) });
   }
 
   /** Removes a note from the index; call inside the transaction that deletes it. */
