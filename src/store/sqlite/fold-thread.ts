@@ -1,14 +1,17 @@
-// The term counts' folds (term-counts.ts) prepared off the thread that serves
-// requests (docs/benchmarks.md, "Writes of ~2 KB notes, third round"). A fold
-// was ~11% of the serving thread's time under a write load of ~2 KB notes,
-// inside a request batch: reading the log rows, parsing their notes' vectors,
-// summing, sorting and encoding the changes, then one upsert. A worker thread
-// with a read-only connection of its own (fold-worker.ts) now does all but the
-// upsert, in one read snapshot, and the writer applies the result in a short
-// transaction of its own between batches, if the counts have not moved since
-// (another process folded): the counts stay exact at every read, as before,
-// because readers add the log rows not folded yet. If the worker cannot start
-// or fails, the writer folds on its own thread again.
+// The term counts' folds (term-counts.ts) made off the thread that serves
+// requests (docs/benchmarks.md, "Writes of ~2 KB notes, third round" and
+// "fourth round"). A fold was ~11% of the serving thread's time under a write
+// load of ~2 KB notes, inside a request batch: reading the log rows, parsing
+// their notes' vectors, summing, sorting and encoding the changes, then one
+// upsert. A worker thread with a connection of its own (fold-worker.ts) now
+// prepares it in one read snapshot and writes it in a short transaction of
+// its own, in its write turn (write-turn.ts: the writer's batches defer
+// meanwhile), if the counts have not moved since (another process folded):
+// the counts stay exact at every read, as before, because readers add the log
+// rows not folded yet. Its commits empty the writer's page cache (SQLite does
+// so whenever another connection wrote), which is why it writes once per
+// FOLD_EVERY rows and no oftener. If the worker cannot start or fails, the
+// writer folds on its own thread again.
 import type { FoldReply, FoldRequest } from "./fold-worker.ts";
 import type { WriteTurn } from "./write-turn.ts";
 
