@@ -4,14 +4,17 @@
 // fresh copy of the directory's database, in alternating rounds. Printed per round:
 // notes/s, the process's CPU a note (every thread) and the main thread's (the one
 // that serves requests; from /proc, so a checkpoint worker's CPU is not in it).
-//   bun bench/write-cpu.ts --dir /tmp/h100k [--notes 3000] [--rounds 3] [--memory]
+//   bun bench/write-cpu.ts --dir /tmp/h100k [--notes 3000] [--rounds 3] [--memory] [--warmup 0]
 //     [--variants "src=/path/to/an/export/of/main|src=.|src=. fold=512|src=. pragma=wal_autocheckpoint=0|src=. fts=automerge=16|src=. memory=0"]
 // A variant is a space-separated list of: src=DIR (the source tree whose store is
 // imported; default this one), fold=ROWS (searchFoldEvery), memory=1|0 (the
 // postings on or off for this variant; default: on with --memory),
 // pragma=NAME=VALUE[,...] (run on the store's connection after it opened),
 // fts=NAME=VALUE[,...] (an FTS5 configuration option of search_fts, e.g.
-// automerge=16). The CPU is robust on a shared
+// automerge=16). --warmup N: N notes created before the counted ones (the
+// store's worker threads start after their first batches: 64 batches, 1,024
+// notes, for the FTS5 follower; counted from the start, those are in the figure).
+// The CPU is robust on a shared
 // host where rates are not; compare variants only inside one run.
 import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -25,12 +28,13 @@ const count = Number(args.notes ?? 3000);
 const rounds = Number(args.rounds ?? 3);
 const batch = 16;
 const memory = "memory" in args;
+const warmup = Number(args.warmup ?? 0);
 const here = resolve(import.meta.dir, "..");
 const variants = (args.variants ?? "src=.").split("|").map((spec) => {
   const pairs = spec.trim().split(/\s+/).map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)]);
   return { name: spec.trim(), settings: Object.fromEntries(pairs) as Record<string, string> };
 });
-const notes = Array.from({ length: count + 2 * batch }, (_, i) => headNote("cairn-write-cpu", i));
+const notes = Array.from({ length: count + warmup + 2 * batch }, (_, i) => headNote("cairn-write-cpu", i));
 
 /** CPU of the main thread, in µs (ticks of 10 ms). */
 function mainThreadCpu(): number {
@@ -64,7 +68,7 @@ for (let r = 0; r < rounds; r++) {
       return store.createNote({ id: crypto.randomUUID(), contributorNo: authors[i % authors.length], ...notes[i], createdAt: Date.now() }, () => false);
     };
     await Promise.all(Array.from({ length: batch }, create)); // prepares every statement
-    n = batch;
+    while (n < batch + warmup) await Promise.all(Array.from({ length: batch }, create));
     const started = performance.now();
     const cpu = process.cpuUsage();
     const main = mainThreadCpu();
@@ -77,7 +81,7 @@ for (let r = 0; r < rounds; r++) {
   }
 }
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-console.log(`${count} head-heavy notes a round in batches of ${batch}${memory ? ", postings on" : ""}, ${rounds} rounds alternating; load ${(await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" ")}, ${new Date().toISOString()}`);
+console.log(`${count} head-heavy notes a round (after ${warmup} uncounted) in batches of ${batch}${memory ? ", postings on" : ""}, ${rounds} rounds alternating; load ${(await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" ")}, ${new Date().toISOString()}`);
 console.log("| variant | notes/s by round | CPU µs a note by round | main thread µs a note by round | median main thread |\n|---|---|---|---|---|");
 for (const [v, { name }] of variants.entries()) {
   const list = (key: "rate" | "cpu" | "main") => results[v].map((x) => x[key].toFixed(0)).join(", ");

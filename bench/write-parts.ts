@@ -70,6 +70,9 @@ function timeStatements(owner: string, holder: Record<string, any>) {
 const s = store as any;
 timeStatements("search", s.searchIndex.s);
 timeStatements("tags", s.searchIndex.tags.s);
+// Since the FTS5 index follows the log (src/store/sqlite/fts-follow.ts): its pass's statements, and a new note's tags by their count.
+if (s.searchIndex.fts) timeStatements("fts", s.searchIndex.fts.s);
+if (Array.isArray(s.searchIndex.tags.s.addNew)) timeStatements("tags.addNew", s.searchIndex.tags.s.addNew);
 timeStatements("notes", s.notes.statements());
 timeStatements("commit", s.commit.tx);
 const search = s.searchIndex;

@@ -28,12 +28,18 @@ export function isJsonType(contentType: string | null): boolean {
   return type === "application/json" || (type.startsWith("application/") && type.endsWith("+json"));
 }
 
-export async function readJsonBody(request: Request, limit: number): Promise<unknown> {
-  checkDeclaredLength(request, limit);
-  if (!request.body) return undefined;
+/** The body's bytes, refused once past the limit; a body of a declared length (within the limit, checked before) is read whole, at once. */
+async function readBytes(request: Request, body: ReadableStream<Uint8Array>, limit: number): Promise<Uint8Array> {
+  if (request.headers.get("content-length") !== null && request.headers.get("transfer-encoding") === null) {
+    // The server reads no more than the declared length: one native read, not a stream of chunks
+    // (the stream's reads were ~2% of the serving thread under a write load of ~2 KB notes, docs/benchmarks.md).
+    const bytes = await request.bytes();
+    if (bytes.byteLength > limit) throw tooLarge(limit);
+    return bytes;
+  }
   const chunks: Uint8Array[] = [];
   let size = 0;
-  const reader = request.body.getReader();
+  const reader = body.getReader();
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
@@ -44,9 +50,18 @@ export async function readJsonBody(request: Request, limit: number): Promise<unk
     }
     chunks.push(value);
   }
-  if (size === 0) return undefined;
+  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+}
+
+const decoder = new TextDecoder("utf-8", { fatal: false });
+
+export async function readJsonBody(request: Request, limit: number): Promise<unknown> {
+  checkDeclaredLength(request, limit);
+  if (!request.body) return undefined;
+  const bytes = await readBytes(request, request.body, limit);
+  if (bytes.byteLength === 0) return undefined;
   if (!isJsonType(request.headers.get("content-type"))) throw unsupported();
-  const text = new TextDecoder("utf-8", { fatal: false }).decode(Buffer.concat(chunks));
+  const text = decoder.decode(bytes);
   if (nestingDepth(text) > MAX_DEPTH) {
     throw invalid(`The request body is nested more than ${MAX_DEPTH} levels deep; send a flat JSON object.`);
   }

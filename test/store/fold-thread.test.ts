@@ -1,13 +1,14 @@
 // The fold thread (src/store/sqlite/fold-thread.ts): a worker that prepares
-// the term counts' folds on its own connection. It prepares exactly the rows
-// not folded yet; a worker that cannot open the database never counts as
+// the term counts' folds on its own connection and writes them in its write
+// turn. It folds exactly the rows not folded yet, and waits while the writer
+// holds the turn; a worker that cannot open the database never counts as
 // running, so the writer keeps folding on its own thread. That the counts stay
 // exact with folds from the thread is held by term-counts.test.ts.
 import { afterAll, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { FoldThread } from "../../src/store/sqlite/fold-thread.ts";
-import type { PreparedFold } from "../../src/store/sqlite/term-counts.ts";
+import { WRITER, WriteTurn } from "../../src/store/sqlite/write-turn.ts";
 import { SqliteStore } from "../../src/store/sqlite/store.ts";
 import { tempDir } from "../helpers/server.ts";
 
@@ -22,7 +23,7 @@ async function until(condition: () => boolean, ms = 10_000): Promise<void> {
   }
 }
 
-test("the thread prepares the fold of the log rows after terms_seq, from the stored vectors", async () => {
+test("the thread folds the log rows after terms_seq, from the stored vectors, in its write turn", async () => {
   const dir = tempDir("cairn-fold-thread-");
   dirs.push(dir);
   // Folds far apart: the notes below stay pending.
@@ -34,23 +35,30 @@ test("the thread prepares the fold of the log rows after terms_seq, from the sto
   }
   const { folded, last } = store.sqlite.query<{ folded: number; last: number }, []>("SELECT terms_seq AS folded, (SELECT max(seq) FROM search_log) AS last FROM search_totals").get()!;
   expect(last - folded).toBe(5);
-  const prepared: PreparedFold[] = [];
-  const thread = new FoldThread((fold) => prepared.push(fold));
+  const applied: boolean[] = [];
+  const turn = new WriteTurn();
+  const thread = new FoldThread((written) => applied.push(written));
+  const count = (term: string) =>
+    store.sqlite.query<{ n: number }, [string]>("SELECT coalesce(sum(notes), 0) AS n FROM search_terms WHERE term = ?").get(term)!.n;
+  const before = { tarn: count("tarn"), scree: count("scree") };
   try {
-    expect(thread.start(join(dir, "cairn.db"))).toBe(true);
+    expect(thread.start(join(dir, "cairn.db"), turn)).toBe(true);
     await until(() => thread.running);
+    // The writer's turn: the thread prepares, then waits to write.
+    expect(turn.tryTake(WRITER)).toBe(true);
     thread.request();
     thread.request(); // one in flight at a time
-    await until(() => prepared.length > 0);
+    await Bun.sleep(100);
+    expect(applied).toEqual([]);
+    turn.give(WRITER);
+    await until(() => applied.length > 0);
     await Bun.sleep(50);
-    expect(prepared).toHaveLength(1);
-    const [fold] = prepared;
-    expect([fold.from, fold.upTo, fold.removes]).toEqual([folded, last, false]);
-    const changes = new Map((JSON.parse(fold.json) as [string, number, number][]).map(([term, tier, change]) => [`${term}/${tier}`, change]));
-    const byTerm = (term: string) => [...changes].filter(([key]) => key.startsWith(`${term}/`)).reduce((sum, [, change]) => sum + change, 0);
-    expect(byTerm("tarn")).toBe(5);
-    expect(byTerm("scree")).toBe(2);
-    expect(byTerm("fell")).toBe(5);
+    expect(applied).toEqual([true]);
+    const after = store.sqlite.query<{ folded: number }, []>("SELECT terms_seq AS folded FROM search_totals").get()!.folded;
+    expect(after).toBe(last);
+    expect(count("tarn") - before.tarn).toBe(5);
+    expect(count("scree") - before.scree).toBe(2);
+    expect(folded).toBeLessThan(last);
   } finally {
     await thread.close();
     await store.close();
@@ -58,13 +66,13 @@ test("the thread prepares the fold of the log rows after terms_seq, from the sto
 });
 
 test("a worker that cannot open the database never runs: nothing is asked of it", async () => {
-  const prepared: PreparedFold[] = [];
-  const thread = new FoldThread((fold) => prepared.push(fold));
-  expect(thread.start("/nonexistent-cairn-dir/none/cairn.db")).toBe(true);
+  const applied: boolean[] = [];
+  const thread = new FoldThread((written) => applied.push(written));
+  expect(thread.start("/nonexistent-cairn-dir/none/cairn.db", new WriteTurn())).toBe(true);
   await Bun.sleep(500);
   expect(thread.running).toBe(false);
   thread.request();
   await Bun.sleep(100);
-  expect(prepared).toEqual([]);
+  expect(applied).toEqual([]);
   await thread.close();
 });

@@ -28,9 +28,9 @@ async function undoStep(db: TestDatabase): Promise<void> {
     `DELETE FROM __drizzle_migrations WHERE created_at = ${STEP}`,
   ];
   if (db.engine === "sqlite") {
-    // The later step (0007_search_terms_seq) is undone too: migrations run in order once.
+    // The later steps (0007_search_terms_seq, 0009_fts_follows_log) are undone too: migrations run in order once.
     const sqlite = new Database(join(db.env.DATA_DIR, "cairn.db"));
-    for (const statement of [...statements, "ALTER TABLE search_totals DROP COLUMN terms_seq", `DELETE FROM __drizzle_migrations WHERE created_at > ${STEP}`]) sqlite.exec(statement);
+    for (const statement of [...statements, "ALTER TABLE search_totals DROP COLUMN terms_seq", "ALTER TABLE search_totals DROP COLUMN fts_seq", `DELETE FROM __drizzle_migrations WHERE created_at > ${STEP}`]) sqlite.exec(statement);
     sqlite.close();
   } else {
     // PostgreSQL's later step (0003_search_log) is undone too: a database of the release before 0002 had the

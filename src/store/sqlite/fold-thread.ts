@@ -1,16 +1,19 @@
-// The term counts' folds (term-counts.ts) prepared off the thread that serves
-// requests (docs/benchmarks.md, "Writes of ~2 KB notes, third round"). A fold
-// was ~11% of the serving thread's time under a write load of ~2 KB notes,
-// inside a request batch: reading the log rows, parsing their notes' vectors,
-// summing, sorting and encoding the changes, then one upsert. A worker thread
-// with a read-only connection of its own (fold-worker.ts) now does all but the
-// upsert, in one read snapshot, and the writer applies the result in a short
-// transaction of its own between batches, if the counts have not moved since
-// (another process folded): the counts stay exact at every read, as before,
-// because readers add the log rows not folded yet. If the worker cannot start
-// or fails, the writer folds on its own thread again.
+// The term counts' folds (term-counts.ts) made off the thread that serves
+// requests (docs/benchmarks.md, "Writes of ~2 KB notes, third round" and
+// "fourth round"). A fold was ~11% of the serving thread's time under a write
+// load of ~2 KB notes, inside a request batch: reading the log rows, parsing
+// their notes' vectors, summing, sorting and encoding the changes, then one
+// upsert. A worker thread with a connection of its own (fold-worker.ts) now
+// prepares it in one read snapshot and writes it in a short transaction of
+// its own, in its write turn (write-turn.ts: the writer's batches defer
+// meanwhile), if the counts have not moved since (another process folded):
+// the counts stay exact at every read, as before, because readers add the log
+// rows not folded yet. Its commits empty the writer's page cache (SQLite does
+// so whenever another connection wrote), which is why it writes once per
+// FOLD_EVERY rows and no oftener. If the worker cannot start or fails, the
+// writer folds on its own thread again.
 import type { FoldReply, FoldRequest } from "./fold-worker.ts";
-import type { PreparedFold } from "./term-counts.ts";
+import type { WriteTurn } from "./write-turn.ts";
 
 /** The worker's module as the executable names it: its entry point in build-common.ts. */
 export const FOLD_WORKER_ENTRY = "./src/store/sqlite/fold-worker.ts";
@@ -36,21 +39,22 @@ export class FoldThread {
   private deadline: ReturnType<typeof setTimeout> | null = null;
   private closing: (() => void) | null = null;
 
-  constructor(private readonly onPrepared: (fold: PreparedFold) => void) {}
+  /** `onFolded`: a fold was made ready and written (`applied`), or found stale (another process folded); not called when none was pending. */
+  constructor(private readonly onFolded: (applied: boolean) => void) {}
 
   /** Started, opened and not failed: folds go to it. */
   get running(): boolean {
     return this.ready && this.worker !== null && this.closing === null;
   }
 
-  /** Starts the worker on the database file; false when it cannot. */
-  start(file: string): boolean {
+  /** Starts the worker on the database file, sharing the write turn; false when it cannot. */
+  start(file: string, turn: WriteTurn): boolean {
     try {
       const worker = new Worker(workerSpecifier());
       worker.unref();
       worker.onmessage = (event: MessageEvent<FoldReply>) => this.answered(event.data);
       worker.onerror = () => this.stop();
-      this.post(worker, { open: file });
+      this.post(worker, { open: file, turn: turn.buffer });
       this.worker = worker;
       this.inFlight = true;
       return true;
@@ -82,7 +86,7 @@ export class FoldThread {
       this.ready = true;
       return;
     }
-    if (reply.prepared !== null && this.closing === null) this.onPrepared(reply.prepared);
+    if (reply.prepared !== null && this.closing === null) this.onFolded(reply.applied);
   }
 
   /** The worker failed: the writer folds on its own thread from now on. */

@@ -5,6 +5,7 @@
 // request is what lets SQLite take thousands of notes a second.
 // BEGIN IMMEDIATE orders writers across processes (the server and `cairn admin`).
 import type { Database, Statement } from "bun:sqlite";
+import { WRITER, type WriteTurn } from "./write-turn.ts";
 
 /** The most request writes committed together. */
 const MAX_WRITE_BATCH = 256;
@@ -36,6 +37,8 @@ export class GroupCommit {
   constructor(
     private readonly sqlite: Database,
     private readonly hooks: CommitHooks,
+    /** Shared with this process's worker that writes (write-turn.ts): a batch waits for its turn instead of SQLite's busy handler. */
+    private readonly turn?: WriteTurn,
   ) {}
 
   /** Runs `work` inside the next batch's transaction; settles after COMMIT. */
@@ -62,6 +65,21 @@ export class GroupCommit {
 
   private flush(): void {
     this.flushScheduled = false;
+    if (this.queue.length === 0) return;
+    if (this.turn && !this.turn.tryTake(WRITER)) {
+      // The worker writes now: the requests queue meanwhile, and go in one batch when it is done.
+      this.flushScheduled = true;
+      void this.turn.free().then(() => this.flush());
+      return;
+    }
+    try {
+      this.run();
+    } finally {
+      this.turn?.give(WRITER);
+    }
+  }
+
+  private run(): void {
     const jobs = this.queue.splice(0, MAX_WRITE_BATCH);
     if (this.queue.length > 0) {
       this.flushScheduled = true;
@@ -103,6 +121,7 @@ export class GroupCommit {
       for (const job of jobs) job.reject(error);
       return;
     }
+    this.turn?.give(WRITER);
     this.hooks.committed();
     jobs.forEach((job, i) => {
       const outcome = outcomes[i];

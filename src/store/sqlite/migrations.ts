@@ -11,6 +11,7 @@ import agents from "../../../drizzle/0005_agents.sql" with { type: "text" };
 import supersedeTags from "../../../drizzle/0006_supersede_tags.sql" with { type: "text" };
 import searchTermsSeq from "../../../drizzle/0007_search_terms_seq.sql" with { type: "text" };
 import noteTagsOneOrder from "../../../drizzle/0008_note_tags_one_order.sql" with { type: "text" };
+import ftsFollowsLog from "../../../drizzle/0009_fts_follows_log.sql" with { type: "text" };
 import { embeddedMigrations } from "../embedded-migrations.ts";
 
 const files: Record<string, string> = {
@@ -23,6 +24,7 @@ const files: Record<string, string> = {
   "0006_supersede_tags": supersedeTags,
   "0007_search_terms_seq": searchTermsSeq,
   "0008_note_tags_one_order": noteTagsOneOrder,
+  "0009_fts_follows_log": ftsFollowsLog,
 };
 
 export const embeddedTags = Object.keys(files);

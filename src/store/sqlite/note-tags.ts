@@ -1,7 +1,7 @@
 // The note_tags table on SQLite (schema.ts): the tags of every searchable
 // note with its net score and time, written in the transactions that change
 // them, read by search's tag words (docs/design.md, "Tag words").
-import type { Database } from "bun:sqlite";
+import type { Database, Statement } from "bun:sqlite";
 
 /** A tag's notes are counted up to this many when choosing which tag to walk first. */
 export const TAG_COUNT_CAP = 10_000;
@@ -16,8 +16,9 @@ function prepare(sqlite: Database) {
       `INSERT INTO note_tags(tag, post_pk, score, created_at) SELECT DISTINCT j.value, ?1, ?2, ?3 FROM json_each(?4) j
         WHERE NOT EXISTS (SELECT 1 FROM note_tags o WHERE o.post_pk = ?1 AND o.tag = j.value)`,
     ),
-    // A new note's tag: one plain insert each (json_each and the check cost a ~2 KB note's write more than the rows did).
-    addNew: sqlite.query<unknown, [string, number, number]>("INSERT INTO note_tags(tag, post_pk, score, created_at) VALUES (?, ?, 0, ?)"),
+    // A new note's tags: one plain insert of their rows (json_each and the check cost a ~2 KB note's write more than the rows did).
+    // Indexed by the count of tags (at most LIMITS.tagsMax; prepared when first needed).
+    addNew: [] as Statement<unknown, (string | number)[]>[],
     remove: sqlite.query<unknown, [number]>("DELETE FROM note_tags WHERE post_pk = ?"),
     setScore: sqlite.query<unknown, [number, number]>("UPDATE note_tags SET score = ?2 WHERE post_pk = ?1"),
     count: sqlite.query<{ n: number }, [string, number]>("SELECT count(*) AS n FROM (SELECT 1 FROM note_tags WHERE tag = ?1 LIMIT ?2)"),
@@ -49,7 +50,13 @@ export class SqliteNoteTags {
    * note's rows went with it (ON DELETE CASCADE).
    */
   addNew(pk: number, tags: string[], createdAt: number): void {
-    for (const tag of tags.length > 1 ? new Set(tags) : tags) this.s.addNew.run(tag, pk, createdAt);
+    if (tags.length === 0) return;
+    const distinct = tags.length > 1 ? [...new Set(tags)] : tags;
+    const values: (string | number)[] = [];
+    for (const tag of distinct) values.push(tag, pk, createdAt);
+    const statements = this.s.addNew;
+    statements[distinct.length] ??= this.sqlite.query(`INSERT INTO note_tags(tag, post_pk, score, created_at) VALUES ${Array(distinct.length).fill("(?, ?, 0, ?)").join(", ")}`);
+    statements[distinct.length].run(...values);
   }
 
   /** A note leaves search (superseded); deletes go by ON DELETE CASCADE. */

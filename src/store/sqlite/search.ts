@@ -2,10 +2,12 @@
 // each note's distinct index terms (made by src/core/search/analyzer.ts, so
 // FTS5 only splits on spaces: tokenize='ascii'), each in the column of its
 // impact tier (src/core/search/ranking.ts), search_vectors each note's term vector,
-// search_totals the corpus sizes and search_log every change. All of them
-// change in the write transaction that changes the note; how many notes hold
-// each term is folded from the log in batches and read exactly
-// (term-counts.ts). Ranking itself is src/core/search/ranking.ts.
+// search_totals the corpus sizes and search_log every change. The vectors,
+// totals and log change in the write transaction that changes the note; how
+// many notes hold each term is folded from the log in batches and read
+// exactly (term-counts.ts), and the FTS5 index follows the log, off the
+// writer's thread, and is brought level before it is read (fts-follow.ts).
+// Ranking itself is src/core/search/ranking.ts.
 import type { Database } from "bun:sqlite";
 import { rankInMemory } from "../../core/search/maxscore.ts";
 import type { MemoryIndex } from "../../core/search/memory-index.ts";
@@ -20,7 +22,8 @@ import { sqliteMemorySearch } from "./memory-search.ts";
 import { SqliteNoteTags } from "./note-tags.ts";
 import { NOTE_SELECT, type NoteRow } from "./note-row.ts";
 import { SqliteTermCounts } from "./term-counts.ts";
-import { FtsBatch } from "./fts-batch.ts";
+import { FtsFollower, tierColumn, type RememberedRows } from "./fts-follow.ts";
+import { WRITER, WriteTurn } from "./write-turn.ts";
 
 /** The budget benches and tests give stores they open themselves; a server's comes from SEARCH_MEMORY_MB (src/config.ts). */
 export const DEFAULT_SEARCH_MEMORY_BYTES = 1024 * 1024 * 1024;
@@ -33,9 +36,17 @@ const LOG_TRIM_EVERY = 1024;
 export const quote = (term: string) => `"${term.replaceAll('"', '""')}"`;
 const any = (terms: TermAt[]) => `(${terms.map(termAt).join(" OR ")})`;
 
-/** FTS5 column of each impact tier (drizzle/0003_exact_search.sql). */
-const tierColumn = (tier: number) => `t${tier}`;
-const TIER_NAMES = Array.from({ length: TIERS }, (_, tier) => tierColumn(tier));
+/**
+ * The FTS5 index follows the log once this process has logged this many rows
+ * since it last did, in the write batch that reaches it, just before its
+ * COMMIT: one FTS5 segment per this many notes instead of one per batch.
+ * Searches on the database path bring it level before they read
+ * (ftsCurrent), so they miss nothing meanwhile (fts-follow.ts;
+ * docs/benchmarks.md, "Writes of ~2 KB notes, fourth round").
+ */
+export const FTS_FOLLOW_ROWS = 128;
+/** ... or the changes it logged hold this many terms (notes of thousands of terms follow sooner: a pass stays short). */
+export const FTS_FOLLOW_TERMS = 128 * 200;
 
 /** A term at some tiers as FTS5 syntax: a column filter on the quoted term. */
 function termAt({ term, tiers }: TermAt): string {
@@ -63,10 +74,6 @@ interface IndexedNote {
 /** Statements of one connection, prepared on first use (after migrations). */
 function prepare(sqlite: Database) {
   return {
-    insertFts: sqlite.query<unknown, [number, ...string[]]>(
-      `INSERT INTO search_fts(rowid, ${TIER_NAMES.join(", ")}) VALUES (?${", ?".repeat(TIERS)})`,
-    ),
-    deleteFts: sqlite.query<unknown, [number]>("DELETE FROM search_fts WHERE rowid = ?"),
     insertVector: sqlite.query<unknown, [number, string]>("INSERT INTO search_vectors(pk, vector) VALUES (?, ?)"),
     vectorOf: sqlite.query<{ vector: string }, [number]>("SELECT vector FROM search_vectors WHERE pk = ?"),
     deleteVector: sqlite.query<unknown, [number]>("DELETE FROM search_vectors WHERE pk = ?"),
@@ -91,8 +98,8 @@ function prepare(sqlite: Database) {
     ),
     orphans: sqlite.query<{ pk: number }, []>("SELECT pk FROM search_vectors WHERE pk NOT IN (SELECT pk FROM posts WHERE superseded_by IS NULL)"),
     log: sqlite.query<unknown, [number, string | null]>("INSERT INTO search_log(pk, removed) VALUES (?, ?)"),
-    // Never a row not folded into the term counts yet (term-counts.ts).
-    trimLog: sqlite.query<unknown, [number]>("DELETE FROM search_log WHERE seq <= min(?1, (SELECT terms_seq FROM search_totals))"),
+    // Never a row not folded into the term counts yet (term-counts.ts), nor one the FTS5 index has not followed (fts-follow.ts).
+    trimLog: sqlite.query<unknown, [number]>("DELETE FROM search_log WHERE seq <= (SELECT min(?1, terms_seq, fts_seq) FROM search_totals)"),
   };
 }
 
@@ -113,50 +120,146 @@ export class SqliteSearch implements SearchSource {
     private readonly logKeep = SEARCH_LOG_KEEP,
     loadNowPostings?: number,
     foldEvery?: number,
+    /** Shared with the store's group commit (write-turn.ts). */
+    private readonly turn = new WriteTurn(),
   ) {
     this.memory = sqliteMemorySearch(sqlite, memoryBytes, loadNowPostings);
     this.tags = new SqliteNoteTags(sqlite);
-    this.termCounts = new SqliteTermCounts(sqlite, foldEvery);
-    this.fts = new FtsBatch(
-      (pk, columns) => this.s.insertFts.run(pk, ...columns),
-      (pk) => this.s.deleteFts.run(pk),
-    );
+    this.termCounts = new SqliteTermCounts(sqlite, foldEvery, turn);
+    this.fts = new FtsFollower(sqlite);
   }
 
-  /** The FTS5 changes of a write batch, made before its COMMIT (fts-batch.ts). */
-  private readonly fts: FtsBatch;
+  /** The FTS5 index's rows, made from the log (fts-follow.ts). */
+  private readonly fts: FtsFollower;
+  /** Index changes this process logged in committed batches since the FTS5 index last followed the log, and their terms. */
+  private unfollowed = 0;
+  private unfollowedTerms = 0;
+  /** Index changes the current write batch logged, and their terms. */
+  private loggedInBatch = 0;
+  private termsInBatch = 0;
+  /** The current write batch made the FTS5 index follow the log. */
+  private followedInBatch = false;
+  /**
+   * The FTS5 columns of the notes this process indexed since the index last
+   * followed the log, by key with the log row that added them, so that a pass
+   * need not read and parse their vectors again (trusted only for that row;
+   * all dropped when a write rolls back, as its row's number may be taken again).
+   */
+  private readonly ftsRows: RememberedRows = new Map();
 
   /** Vectors indexed by the current write batch, by key: the in-memory postings take them after COMMIT. */
   private readonly written = new Map<number, IndexedVector>();
 
   /** After a write batch's COMMIT. */
   committed(): void {
-    if (this.written.size === 0) return;
-    this.memory.committed(this.written);
-    this.written.clear();
+    if (this.written.size > 0) {
+      this.memory.committed(this.written);
+      this.written.clear();
+    }
+    if (this.followedInBatch) {
+      this.unfollowed = 0;
+      this.unfollowedTerms = 0;
+    } else {
+      this.unfollowed += this.loggedInBatch;
+      this.unfollowedTerms += this.termsInBatch;
+    }
+    this.followedInBatch = false;
+    this.loggedInBatch = 0;
+    this.termsInBatch = 0;
   }
 
-  /** After a write batch failed (nothing of it is stored). */
-  failed(): void {
-    this.written.clear();
-    this.termCounts.forget();
-    this.fts.failed();
+  /**
+   * Brings the FTS5 index level with the log, in the transaction running or
+   * in one of its own, in the write turn (write-turn.ts: the fold thread
+   * writes too).
+   */
+  private follow(): void {
+    if (this.sqlite.inTransaction) {
+      this.fts.apply(this.ftsRows);
+      return;
+    }
+    this.turn.take(WRITER);
+    try {
+      this.sqlite.transaction(() => this.fts.apply(this.ftsRows)).immediate();
+      this.ftsRows.clear();
+    } finally {
+      this.turn.give(WRITER);
+    }
+  }
+
+  /** Before a read of the FTS5 index: every change committed so far is in it. */
+  private ftsCurrent(): void {
+    if (this.fts.lag() > 0) this.follow();
+  }
+
+  /** Brings the FTS5 index level with the log (before the store's connection closes), so that tools leave it whole. */
+  close(): void {
+    try {
+      if (this.fts.lag() > 0) this.follow();
+    } catch {
+      // Left to the next start: the log keeps every row the index has not followed.
+    }
+  }
+
+  /** Log rows this process committed that the FTS5 index has not followed yet (for tests and benches). */
+  get unfollowedRows(): number {
+    return this.unfollowed;
+  }
+
+  /**
+   * The change of search_totals ([notes, title, tags, body]) by the current
+   * write, then by the batch's writes that succeeded: written once, before
+   * the batch's COMMIT, instead of one UPDATE a note. Outside a batch
+   * (catch-up, tools) it is written at once. Nothing reads the totals inside
+   * a batch.
+   */
+  private totalsOfWrite: number[] | null = null;
+  private totalsOfBatch = [0, 0, 0, 0];
+
+  private addTotals(notes: number, lengths: number[]): void {
+    const change = this.totalsOfWrite;
+    if (change === null) return void this.s.addTotals.run(notes, lengths[0], lengths[1], lengths[2]);
+    change[0] += notes;
+    for (let field = 0; field < 3; field++) change[field + 1] += lengths[field];
   }
 
   /** Before each write of a batch. */
   writeStarted(): void {
-    this.fts.writeStarted();
+    this.totalsOfWrite = [0, 0, 0, 0];
+  }
+
+  /** After a batch's writes, before its COMMIT: the totals, and the FTS5 index when FTS_FOLLOW_ROWS rows were logged (a throw fails the batch). */
+  beforeCommit(): void {
+    const due = this.unfollowed + this.loggedInBatch >= FTS_FOLLOW_ROWS || this.unfollowedTerms + this.termsInBatch >= FTS_FOLLOW_TERMS;
+    if (this.loggedInBatch > 0 && due) {
+      this.fts.apply(this.ftsRows);
+      this.ftsRows.clear();
+      this.followedInBatch = true;
+    }
+    const [notes, title, tags, body] = this.totalsOfBatch;
+    this.totalsOfBatch = [0, 0, 0, 0];
+    if (notes !== 0 || title !== 0 || tags !== 0 || body !== 0) this.s.addTotals.run(notes, title, tags, body);
+  }
+
+  /** After a write batch failed (nothing of it is stored). */
+  failed(): void {
+    this.totalsOfWrite = null;
+    this.totalsOfBatch = [0, 0, 0, 0];
+    this.followedInBatch = false;
+    this.loggedInBatch = 0;
+    this.termsInBatch = 0;
+    this.written.clear();
+    this.termCounts.forget();
+    this.ftsRows.clear();
   }
 
   /** After each write of a batch; when it was rolled back, what it indexed is not stored (its key may be taken again). */
   writeEnded(ok: boolean): void {
-    this.fts.writeEnded(ok);
-    if (!ok) this.termCounts.forget();
-  }
-
-  /** After a batch's writes, before its COMMIT. */
-  beforeCommit(): void {
-    this.fts.beforeCommit();
+    if (ok) for (let i = 0; i < 4; i++) this.totalsOfBatch[i] += this.totalsOfWrite![i];
+    this.totalsOfWrite = null;
+    if (ok) return;
+    this.termCounts.forget();
+    this.ftsRows.clear();
   }
 
   /** Builds the in-memory postings (after migrations). */
@@ -167,6 +270,8 @@ export class SqliteSearch implements SearchSource {
   /** Records a change of the index for every process's postings; trims old rows now and then. */
   private logChange(pk: number, removed: string | null, terms: number): number {
     const seq = Number(this.s.log.run(pk, removed).lastInsertRowid);
+    this.loggedInBatch++;
+    this.termsInBatch += terms;
     this.termCounts.logged(seq, terms);
     if (seq % Math.min(LOG_TRIM_EVERY, this.logKeep) === 0) this.s.trimLog.run(seq - this.logKeep);
     return seq;
@@ -179,14 +284,15 @@ export class SqliteSearch implements SearchSource {
   /** Indexes a note; call inside the transaction that inserts it. */
   add(note: IndexedNote): void {
     const { terms: vector, encoded } = note.vector ?? noteVector(note.title, note.tags, note.body);
-    const tiers = Array.from({ length: TIERS }, () => [] as string[]);
-    for (const [term, counts] of vector.counts) tiers[tierOf(counts, vector.lengths)].push(term);
     const s = this.s;
-    this.fts.add(note.pk, tiers.map((terms) => terms.join(" ")));
     s.insertVector.run(note.pk, encoded);
     this.written.set(note.pk, vector);
-    s.addTotals.run(1, ...vector.lengths);
-    this.termCounts.added(note.pk, this.logChange(note.pk, null, vector.counts.size), tiers);
+    this.addTotals(1, vector.lengths);
+    const seq = this.logChange(note.pk, null, vector.counts.size);
+    const tiers = Array.from({ length: TIERS }, () => [] as string[]);
+    for (const [term, counts] of vector.counts) tiers[tierOf(counts, vector.lengths)].push(term);
+    if (this.termCounts.remembersTerms) this.termCounts.added(note.pk, seq, tiers);
+    if (this.ftsRows.size < 4 * FTS_FOLLOW_ROWS) this.ftsRows.set(note.pk, { seq, columns: tiers.map((terms) => terms.join(" ")) });
   }
 
   /** Removes a note from the index; call inside the transaction that deletes it. */
@@ -195,9 +301,8 @@ export class SqliteSearch implements SearchSource {
     const row = s.vectorOf.get(pk);
     if (!row) return;
     const lengths = readLengths(row.vector);
-    this.fts.delete(pk);
     s.deleteVector.run(pk);
-    s.addTotals.run(-1, -lengths[0], -lengths[1], -lengths[2]);
+    this.addTotals(-1, [-lengths[0], -lengths[1], -lengths[2]]);
     this.logChange(pk, row.vector, termCount(row.vector));
   }
 
@@ -212,6 +317,7 @@ export class SqliteSearch implements SearchSource {
     const s = this.s;
     // The term counts current too: the postings' build is planned by them (memory-search.ts).
     this.termCounts.fold();
+    this.fts.apply();
     if (s.postCount.get()!.n === s.totals.get()!.notes) return 0;
     for (const { pk } of s.orphans.all()) {
       this.remove(pk);
@@ -228,6 +334,9 @@ export class SqliteSearch implements SearchSource {
     // back from the table), and a bulk catch-up must not keep them all in memory.
     this.written.clear();
     this.termCounts.fold();
+    this.fts.apply();
+    this.loggedInBatch = 0;
+    this.termsInBatch = 0;
     return added;
   }
 
@@ -243,11 +352,13 @@ export class SqliteSearch implements SearchSource {
   }
 
   notesWith(term: TermAt, without: TermAt[], anyOf: TermAt[] | null, limit = -1): number[] {
+    this.ftsCurrent();
     return this.s.matching.values(matchExpression(term, without, anyOf), limit).map((row) => row[0] as number);
   }
 
   /** The newest `limit` notes holding `term` (the similar-notes lookup's reach). */
   newestWith(term: string, limit: number): number[] {
+    this.ftsCurrent();
     return this.s.newestMatching.values(quote(term), Number.isFinite(limit) ? limit : -1).map((row) => row[0] as number);
   }
 

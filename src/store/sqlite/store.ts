@@ -19,6 +19,7 @@ import { SqliteSearch } from "./search.ts";
 import { SqliteVotes } from "./votes.ts";
 import { SqliteIdempotency } from "./idempotency.ts";
 import { SqliteWebEvents } from "./web-events.ts";
+import { WriteTurn } from "./write-turn.ts";
 
 export { databasePath } from "./connection.ts";
 
@@ -63,6 +64,8 @@ export class SqliteStore extends ComposedStore implements Store {
     this.sqlite = openDatabase(options.dataDir, options.durability);
     this.db = drizzle(this.sqlite, { schema });
     this.checkpointer = new WalCheckpointer(this.sqlite, options.durability === "full" ? "FULL" : "NORMAL");
+    // Between the writer and the FTS5 follower's worker thread (search.ts, write-turn.ts).
+    const turn = new WriteTurn();
     // The notes (to announce note changes) and the search index (to follow them in memory) hear of each batch's COMMIT; both are made just below.
     this.commit = new GroupCommit(this.sqlite, {
       committed: () => {
@@ -78,10 +81,10 @@ export class SqliteStore extends ComposedStore implements Store {
       writeStarted: () => this.searchIndex.writeStarted(),
       writeEnded: (ok) => this.searchIndex.writeEnded(ok),
       beforeCommit: () => this.searchIndex.beforeCommit(),
-    });
+    }, turn);
     this.outbox = new SqliteOutbox(this.sqlite, this.db);
     this.idempotency = new SqliteIdempotency(this.sqlite, this.commit);
-    this.searchIndex = new SqliteSearch(this.sqlite, options.searchMemoryBytes ?? 0, options.searchLogKeep, options.searchLoadNowPostings, options.searchFoldEvery);
+    this.searchIndex = new SqliteSearch(this.sqlite, options.searchMemoryBytes ?? 0, options.searchLogKeep, options.searchLoadNowPostings, options.searchFoldEvery, turn);
     this.notes = new SqliteNotes(this.sqlite, this.db, this.commit, this.searchIndex, options.dataDir, options.noteCacheBytes ?? DEFAULT_NOTE_CACHE_BYTES, this.idempotency);
     this.contributors = new SqliteContributors(this.sqlite, this.db, this.commit, this.outbox, options.dataDir);
     this.comments = new SqliteComments(this.db, this.commit, this.notes, this.idempotency);
@@ -142,6 +145,7 @@ export class SqliteStore extends ComposedStore implements Store {
   async close(): Promise<void> {
     this.searchIndex.memory.close();
     await this.searchIndex.termCounts.close();
+    this.searchIndex.close();
     await this.checkpointer.close();
     try {
       this.sqlite.exec("PRAGMA optimize");

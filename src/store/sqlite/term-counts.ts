@@ -11,6 +11,7 @@ import { tierOf, TIERS } from "../../core/search/ranking.ts";
 import { forEachTerm, readLengths } from "../../core/search/vector.ts";
 import { netChanges } from "../search-follower.ts";
 import { FoldThread } from "./fold-thread.ts";
+import { WORKER, WriteTurn } from "./write-turn.ts";
 
 /**
  * The writer folds the log into search_terms once it has grown by this many
@@ -138,11 +139,24 @@ function applyFold(s: Statements, fold: PreparedFold): boolean {
   return true;
 }
 
-/** For the fold thread (fold-worker.ts): prepares folds on its own connection, in a read snapshot each. */
-export function foldPreparer(sqlite: Database): () => PreparedFold | null {
+/**
+ * For the fold thread (fold-worker.ts): prepares folds on its own connection,
+ * in a read snapshot each, and writes each in a transaction of its own, in its
+ * write turn (write-turn.ts). The fold, and whether it was written.
+ */
+export function foldWriter(sqlite: Database, turn: WriteTurn): () => { prepared: PreparedFold | null; applied: boolean } {
   const s = prepare(sqlite);
   const none: Remembered = new Map();
-  return () => sqlite.transaction(() => prepareFold(s, none))();
+  return () => {
+    const prepared = sqlite.transaction(() => prepareFold(s, none))();
+    if (prepared === null) return { prepared, applied: false };
+    turn.take(WORKER);
+    try {
+      return { prepared, applied: sqlite.transaction(() => applyFold(s, prepared)).immediate() };
+    } finally {
+      turn.give(WORKER);
+    }
+  };
 }
 
 export class SqliteTermCounts {
@@ -165,6 +179,8 @@ export class SqliteTermCounts {
   constructor(
     private readonly sqlite: Database,
     private readonly foldEvery = FOLD_EVERY,
+    /** Shared with the store's group commit: the fold thread writes its folds in its turn (write-turn.ts). */
+    private readonly turn = new WriteTurn(),
   ) {}
 
   private get s() {
@@ -175,6 +191,11 @@ export class SqliteTermCounts {
   private thread: FoldThread | null = null;
   /** Folds applied from the thread (for tests and benches). */
   threadFolds = 0;
+
+  /** Whether `added` keeps the terms it is given (not while the fold thread runs): the caller need not make them otherwise. */
+  get remembersTerms(): boolean {
+    return !this.thread?.running;
+  }
 
   /** A note was indexed with these terms by tier and logged at `seq`, inside its write (remembered for a fold on this thread only). */
   added(pk: number, seq: number, termsByTier: string[][]): void {
@@ -201,21 +222,13 @@ export class SqliteTermCounts {
   private startThread(): FoldThread | null {
     const file = this.sqlite.filename;
     if (!file || file === ":memory:") return null;
-    const thread = new FoldThread((fold) => this.applyPrepared(fold));
-    return thread.start(file) ? thread : null;
+    const thread = new FoldThread((applied) => this.foldedByThread(applied));
+    return thread.start(file, this.turn) ? thread : null;
   }
 
-  /** A fold prepared by the thread: written in a transaction of its own, between write batches. */
-  private applyPrepared(fold: PreparedFold): void {
-    if (this.sqlite.inTransaction) {
-      setImmediate(() => this.applyPrepared(fold));
-      return;
-    }
-    try {
-      if (this.sqlite.transaction(() => applyFold(this.s, fold)).immediate()) this.threadFolds++;
-    } catch {
-      // Not written (the database did not answer): the next fold covers the same rows.
-    }
+  /** The thread made a fold and wrote it (or found the counts moved since it read: another process folded). */
+  private foldedByThread(applied: boolean): void {
+    if (applied) this.threadFolds++;
     this.foldHint = null;
     this.termsSinceFold = 0;
     // Terms remembered while the thread was starting: a fold on this thread would parse those vectors instead.

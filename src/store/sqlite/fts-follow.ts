@@ -1,0 +1,96 @@
+// The FTS5 index follows the search log (docs/benchmarks.md, "Writes of ~2 KB
+// notes, fourth round"). It used to change in each note's own write, one
+// FTS5 segment per write batch. Now a note's write only logs the change
+// (search_log, as before), and the FTS5 rows of the log rows after
+// search_totals.fts_seq are made in one pass every FTS_FOLLOW_ROWS rows
+// (search.ts), in the write batch that reaches it, with fts_seq moved in the
+// same transaction: one segment per pass, fewer to merge.
+//
+// What a search sees: the FTS5 index is read only by the database path of
+// search (while the in-memory postings build, when they are off or over
+// budget, and by the similar-notes lookup on that path). Before it reads,
+// that path brings the index level with the log (SqliteSearch.ftsCurrent),
+// so it reads every change committed before it, as when the index changed in
+// the notes' own transactions. Crash-safe for the same reason: fts_seq moves
+// in the transaction that writes its rows, and the log is never trimmed past
+// it (search.ts).
+//
+// Measured and not kept: the passes made by a worker thread with a
+// connection of its own (as the fold thread does for the term counts). Every
+// commit by another connection empties the writer's page cache (SQLite resets
+// it when the WAL changed under it), so the writer's own statements got
+// dearer by about what the FTS5 rows had cost it.
+import type { Database } from "bun:sqlite";
+import { tierOf, TIERS } from "../../core/search/ranking.ts";
+import { forEachTerm, readLengths } from "../../core/search/vector.ts";
+import { netChanges } from "../search-follower.ts";
+
+/** FTS5 column of each impact tier (drizzle/0003_exact_search.sql). */
+export const tierColumn = (tier: number) => `t${tier}`;
+const TIER_NAMES = Array.from({ length: TIERS }, (_, tier) => tierColumn(tier));
+
+/** A note's FTS5 columns: its distinct terms, each in the column of its impact tier, from its stored vector. */
+export function ftsColumns(vector: string): string[] {
+  const lengths = readLengths(vector);
+  const tiers = Array.from({ length: TIERS }, () => [] as string[]);
+  forEachTerm(vector, (term, title, tags, body) => tiers[tierOf([title, tags, body], lengths)].push(term));
+  return tiers.map((terms) => terms.join(" "));
+}
+
+function prepare(sqlite: Database) {
+  return {
+    lag: sqlite.query<{ seq: number; head: number }, []>(
+      "SELECT fts_seq AS seq, (SELECT coalesce(max(seq), 0) FROM search_log) AS head FROM search_totals",
+    ),
+    pendingAfter: sqlite.query<{ seq: number; pk: number; removed: string | null }, [number]>("SELECT seq, pk, removed FROM search_log WHERE seq > ?1 ORDER BY seq"),
+    vectorOf: sqlite.query<{ vector: string }, [number]>("SELECT vector FROM search_vectors WHERE pk = ?"),
+    insert: sqlite.query<unknown, [number, ...string[]]>(`INSERT INTO search_fts(rowid, ${TIER_NAMES.join(", ")}) VALUES (?${", ?".repeat(TIERS)})`),
+    delete: sqlite.query<unknown, [number]>("DELETE FROM search_fts WHERE rowid = ?"),
+    setSeq: sqlite.query<unknown, [number]>("UPDATE search_totals SET fts_seq = ?"),
+  };
+}
+
+/** Per key, the FTS5 columns of a note this process indexed, with the log row that added it. */
+export type RememberedRows = Map<number, { seq: number; columns: string[] }>;
+
+/** Keeps one connection's FTS5 index level with the search log. */
+export class FtsFollower {
+  private prepared?: ReturnType<typeof prepare>;
+
+  constructor(private readonly sqlite: Database) {}
+
+  private get s() {
+    return (this.prepared ??= prepare(this.sqlite));
+  }
+
+  /** Log rows not in the FTS5 index yet (in the current snapshot). */
+  lag(): number {
+    const { seq, head } = this.s.lag.get()!;
+    return head - seq;
+  }
+
+  /** Makes the FTS5 rows of every log row after fts_seq and moves fts_seq past them; inside a write transaction. How many rows it made. */
+  apply(remembered: RememberedRows = new Map()): number {
+    const s = this.s;
+    const rows = s.pendingAfter.all(s.lag.get()!.seq);
+    if (rows.length === 0) return 0;
+    const lastRow = new Map(rows.map((row) => [row.pk, row.seq]));
+    // A key's first removal takes out what the index holds for it; a key
+    // added last gets the vector stored now (read in this snapshot), or the
+    // columns remembered for it when its last row is the one that added
+    // them; a note added and removed within the rows never reaches FTS5.
+    for (const [pk, change] of netChanges(rows.map((row) => ({ key: row.pk, removed: row.removed })))) {
+      if (change.firstRemoved !== null) s.delete.run(pk);
+      if (!change.added) continue;
+      const known = remembered.get(pk);
+      if (known !== undefined && known.seq === lastRow.get(pk)) {
+        s.insert.run(pk, ...known.columns);
+        continue;
+      }
+      const vector = s.vectorOf.get(pk)?.vector;
+      if (vector !== undefined) s.insert.run(pk, ...ftsColumns(vector));
+    }
+    s.setSeq.run(rows[rows.length - 1].seq);
+    return rows.length;
+  }
+}
