@@ -29,6 +29,8 @@ export const READS_IN_FLIGHT = 1;
 
 export class CoalescedReads<Row, R> {
   private pending = new Map<string, Waiter<R>[]>();
+  /** Callers of sent(): settled by the next fetch, whatever keys it carries (none, maybe). */
+  private pulses: Waiter<void>[] = [];
   private scheduled = false;
   private inFlight = 0;
 
@@ -52,15 +54,29 @@ export class CoalescedReads<Row, R> {
     });
   }
 
+  /**
+   * Settles once a fetch sent after this call has answered (with the keys
+   * asked for meanwhile, or none): for a fetch that does more than read its
+   * keys (note-log.ts reads the note log with them).
+   */
+  sent(): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.pulses.push({ resolve, reject });
+      this.schedule();
+    });
+  }
+
   private schedule(): void {
-    if (this.scheduled || this.inFlight >= this.maxInFlight || this.pending.size === 0) return;
+    if (this.scheduled || this.inFlight >= this.maxInFlight || (this.pending.size === 0 && this.pulses.length === 0)) return;
     this.scheduled = true;
     setImmediate(() => this.flush());
   }
 
   private flush(): void {
     const batch = this.pending;
+    const pulses = this.pulses;
     this.pending = new Map();
+    this.pulses = [];
     this.scheduled = false;
     this.inFlight++;
     const done = () => {
@@ -70,6 +86,7 @@ export class CoalescedReads<Row, R> {
     this.fetch([...batch.keys()]).then(
       (found) => {
         done();
+        for (const pulse of pulses) pulse.resolve();
         for (const [key, waiters] of batch) {
           const row = found.get(key);
           for (const waiter of waiters) {
@@ -83,6 +100,7 @@ export class CoalescedReads<Row, R> {
       },
       (error) => {
         done();
+        for (const pulse of pulses) pulse.reject(error);
         for (const waiters of batch.values()) for (const waiter of waiters) waiter.reject(error);
       },
     );

@@ -1,12 +1,13 @@
 // The PostgreSQL engine: Drizzle's PostgreSQL dialect over Bun's built-in SQL
 // client (connection.ts), one class per resource; this class composes them
 // behind the Store interface. Any number of processes (replicas, `cairn
-// admin`) share one database, so nothing here is answered from memory: no
-// note cache (the last record read of a note is reused only when a fresh read
-// of its row matches it, notes.ts), no key memory (keyGeneration is NaN), and every read-then-write
-// holds a row lock for its transaction. Search is the one thing held in
-// memory: the in-memory postings of src/core/search, which follow the
-// database's search log (search.ts, search-log.ts), as on SQLite.
+// admin`) share one database, so what is held in memory follows a log that
+// every write adds to in its transaction: the in-memory postings of
+// src/core/search follow the search log (search.ts, search-log.ts), as on
+// SQLite, and the notes a replica read (note-views.ts) follow the note log,
+// read with the keys of every keyed request (note-log.ts). No key is
+// remembered (keyGeneration is NaN), and every read-then-write holds a row
+// lock for its transaction.
 import type { SQL as BunSQL } from "bun";
 import { count, eq } from "drizzle-orm";
 import { ComposedStore } from "../composed-store.ts";
@@ -16,6 +17,8 @@ import { PostgresComments } from "./comments.ts";
 import { isUnavailableError, openDatabase, type Db, type PostgresOptions } from "./connection.ts";
 import { PostgresContributors } from "./contributors.ts";
 import { migrateDatabase, migrationsCurrent } from "./migrate.ts";
+import { KeyAndLogReads } from "./note-log.ts";
+import { NoteViews } from "./note-views.ts";
 import { PostgresNotes } from "./notes.ts";
 import { PostgresOutbox } from "./outbox.ts";
 import { PostgresSearch } from "./search.ts";
@@ -30,7 +33,7 @@ export class PostgresStore extends ComposedStore implements Store {
   readonly engine = "postgres" as const;
   /** Keys are read from the database on every request (see keyGeneration), by design. */
   readonly keySignalOffReason = null;
-  /** Notes are read from the database on every request (no cache to go stale across replicas), by design. */
+  /** Notes are answered from memory only while the note log says they are current (note-views.ts): no signal needed. */
   readonly noteSignalOffReason = null;
   get searchMemoryOffReason(): string | null {
     return this.searchIndex.memory.offReason;
@@ -52,11 +55,14 @@ export class PostgresStore extends ComposedStore implements Store {
   constructor(options: PostgresOptions) {
     super();
     ({ client: this.client, db: this.db } = openDatabase(options));
-    this.contributors = new PostgresContributors(this.db, this.client);
+    const noteCacheBytes = options.noteCacheBytes ?? DEFAULT_NOTE_CACHE_BYTES;
+    const views = new NoteViews(noteCacheBytes);
+    const keysAndLog = new KeyAndLogReads(this.client, views);
+    this.contributors = new PostgresContributors(this.db, keysAndLog);
     this.searchIndex = new PostgresSearch(this.client, options.searchMemoryBytes ?? 0);
-    this.notes = new PostgresNotes(this.client, this.searchIndex, options.noteCacheBytes ?? DEFAULT_NOTE_CACHE_BYTES);
-    this.comments = new PostgresComments(this.db);
-    this.votes = new PostgresVotes(this.db);
+    this.notes = new PostgresNotes(this.client, this.searchIndex, views, keysAndLog, noteCacheBytes);
+    this.comments = new PostgresComments(this.db, views);
+    this.votes = new PostgresVotes(this.db, views);
     this.webEvents = new PostgresWebEvents(this.db);
     this.outbox = new PostgresOutbox(this.db);
     this.idempotency = new PostgresIdempotency(this.db);
