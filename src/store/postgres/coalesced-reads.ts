@@ -6,9 +6,9 @@
 // client, PostgreSQL's protocol and executor start) was most of its CPU on
 // both sides (docs/benchmarks.md, "Keyed GET on PostgreSQL").
 //
-// Nothing is remembered: each read is sent after the request that asked for
-// it arrived, so it sees every change committed before that (a revoke holds
-// on the next request at every replica, as before). A failed statement fails
+// Nothing is remembered here: each read is sent after the request that asked
+// for it arrived, so it sees every change committed before that (a revoke
+// holds on the next request at every replica, as before). A failed statement fails
 // every read of its batch; callers see the same error they would alone.
 
 /** One text[] parameter, each element quoted (PostgreSQL's array literal syntax). */
@@ -20,10 +20,12 @@ interface Waiter<R> {
 }
 
 /**
- * Statements of one kind in flight at most; reads asked for meanwhile wait and
- * go out together in the next. One, not two: batches twice as large cost
- * PostgreSQL and the replica less per read, and keyed GETs went faster
- * (docs/benchmarks.md, "Issue 20, third round").
+ * Statements of one kind in flight at most, unless a reader says otherwise;
+ * reads asked for meanwhile wait and go out together in the next. One, not
+ * two, when a keyed GET read its key and then its note's row: batches twice as
+ * large cost PostgreSQL and the replica less per read (docs/benchmarks.md,
+ * "Issue 20, third round"). The key reads, now a keyed GET's only statement,
+ * take two (note-log.ts).
  */
 export const READS_IN_FLIGHT = 1;
 
