@@ -1,11 +1,12 @@
 // The PostgreSQL engine's note views (issue 20; docs/design.md, "Notes, votes,
 // comments"): a store answers a note from memory only while note_log says it
-// is current, and reads the log with every key read. Two stores on one
+// is current (within the lease), and reads the log with every key read. Two stores on one
 // database stand for two replicas; the log is read in commit order, which is
 // not sequence order when transactions commit concurrently; a store whose
 // place was trimmed from the log forgets every view.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { trimNoteLog } from "../../src/store/postgres/note-log.ts";
+import { LOG_LEASE_MS } from "../../src/store/postgres/note-views.ts";
 import { PostgresStore } from "../../src/store/postgres/store.ts";
 import { freshDatabase, testEngines } from "../helpers/postgres.ts";
 
@@ -98,7 +99,7 @@ describe.skipIf(!onPostgres)("PostgreSQL: note views following note_log", () => 
     const client = new Bun.SQL(url, { max: 1 });
     await client`UPDATE posts SET score = 9 WHERE id = ${other}`;
     await client.close();
-    await Bun.sleep(150); // past VIEWS_FRESH_MS: a read without a key reads the row
+    await Bun.sleep(LOG_LEASE_MS + 50); // past the lease (this store reads the log on no timer: nothing asked its keyGeneration)
     expect((await reader.getNote(other))!.score).toBe(9);
   });
 });

@@ -5,7 +5,7 @@
 // a trimmed log forgets every view. (The two-replica black-box tests are in
 // test/api/replicas.test.ts.)
 import { describe, expect, test } from "bun:test";
-import { NoteViews, VIEWS_FRESH_MS } from "../../src/store/postgres/note-views.ts";
+import { NoteViews, LOG_LEASE_MS } from "../../src/store/postgres/note-views.ts";
 import type { NoteRecord } from "../../src/store/types.ts";
 
 const note = (id: string, score = 0): NoteRecord => ({
@@ -35,14 +35,14 @@ function views() {
 }
 
 describe("NoteViews", () => {
-  test("nothing is answered from before the first log read, nor once the last one is older than VIEWS_FRESH_MS", () => {
+  test("nothing is answered from before the first log read, nor once the last one is older than LOG_LEASE_MS", () => {
     const { v, tick, logRead, fill } = views();
     fill([note("a")])();
     expect(v.current("a")).toBeUndefined();
     logRead([], "s1", true); // the first read starts from nowhere: trimmed
     fill([note("a")])();
     expect(v.current("a")).toEqual(note("a"));
-    tick(VIEWS_FRESH_MS + 1);
+    tick(LOG_LEASE_MS + 1);
     expect(v.fresh).toBe(false);
     expect(v.current("a")).toBeUndefined();
     logRead();

@@ -1,12 +1,14 @@
 // Contributors on PostgreSQL: registration (with its welcome mail in the same
 // transaction), key lookup by prefix (read on every keyed request, coalesced
-// with the others of the moment, note-log.ts; no key is remembered, so a
-// revoke holds at every replica on the next request), activation, the /v1/me summary and the
+// with the others of the moment, note-log.ts; a key found valid is
+// remembered only while the change log says no key changed, and a change
+// waits the lease out before it answers, so a revoke holds at every replica
+// on the next request), activation, the /v1/me summary and the
 // admin listing.
 import { and, count, desc, eq, sql } from "drizzle-orm";
 import type { ContributorListing, KeyCandidate, MailKind } from "../types.ts";
 import type { Db } from "./connection.ts";
-import type { KeyAndLogReads } from "./note-log.ts";
+import { KEY_CHANGE_WAIT_MS, type KeyAndLogReads } from "./note-log.ts";
 import { contributors, decodeText, emailOutbox, encodeText, posts } from "./schema.ts";
 
 export class PostgresContributors {
@@ -50,16 +52,18 @@ export class PostgresContributors {
       .set({ active })
       .where(eq(contributors.contributorNo, contributorNo))
       .returning({ contributorNo: contributors.contributorNo });
+    if (updated.length > 0) await Bun.sleep(KEY_CHANGE_WAIT_MS);
     return updated.length > 0;
   }
 
-  /** A new key for an active contributor: keys are read on every request, so the old one is refused everywhere at once. */
+  /** A new key for an active contributor; answers once every replica has forgotten the old one (KEY_CHANGE_WAIT_MS). */
   async replaceKey(contributorNo: number, keyPrefix: string, keyDigest: Uint8Array): Promise<boolean> {
     const updated = await this.db
       .update(contributors)
       .set({ keyPrefix, keyDigest: Buffer.from(keyDigest) })
       .where(and(eq(contributors.contributorNo, contributorNo), eq(contributors.active, true)))
       .returning({ contributorNo: contributors.contributorNo });
+    if (updated.length === 1) await Bun.sleep(KEY_CHANGE_WAIT_MS);
     return updated.length === 1;
   }
 

@@ -1,25 +1,37 @@
-// The note log (drizzle/postgres/0005_note_log.sql) as a replica reads it,
-// in the statement that reads the keys of the requests of the moment: every
-// keyed request reads its key after it arrived (so a revoke holds on the next
-// request at every replica), and the same statement brings the notes changed
-// since this replica's last read, so the note views (note-views.ts) are as
-// current as the key. One statement per turn of the event loop for every key
-// asked for meanwhile (coalesced-reads.ts), and the log rides along for free.
+// The change log (note_log, drizzle/postgres/0005_note_log.sql) as a replica
+// reads it: the notes updated or deleted, and a row 'keys' for every change of
+// a key's standing, each written in its transaction by a trigger. A replica
+// reads it every LOG_FOLLOW_MS, and in the statement that reads the keys of
+// the requests of the moment (one statement per turn of the event loop for
+// every key asked for meanwhile, coalesced-reads.ts). What it learns keeps
+// two memories current: the note views (note-views.ts) and the keys found
+// valid (src/core/known-keys.ts, through keyGeneration). Both are answered
+// from only within the lease (LOG_LEASE_MS after the last log read was sent).
+//
+// A revoke holds on the next request at every replica: a key change waits
+// KEY_CHANGE_WAIT_MS (more than the lease) after it commits before it
+// answers, so by then every replica either read the log after the commit (and
+// forgot every key it remembered) or holds no lease (and reads keys from the
+// database). docs/design.md, "Keys and authentication".
 //
 // Replicas commit concurrently, so a row's seq is not its commit order: as
 // for the search log (search-log.ts), a replica's place is the snapshot of its
 // last read, and the next read takes the rows visible now whose transaction
-// was not yet visible in that snapshot (pg_visible_in_snapshot). A view is
+// was not yet visible in that snapshot (pg_visible_in_snapshot). A memory is
 // dropped on any change, so reading a row twice does no harm.
 import type { SQL as BunSQL } from "bun";
 import type { KeyCandidate } from "../types.ts";
 import { CoalescedReads, textArray } from "./coalesced-reads.ts";
-import type { NoteViews } from "./note-views.ts";
+import { LOG_FOLLOW_MS, LOG_LEASE_MS, type NoteViews } from "./note-views.ts";
+
+/** The id a key change logs (the trigger on contributors): no note has it. */
+export const KEYS_CHANGED = "keys";
+/** What a key change (revoke, activate, new key) waits after it commits before it answers: the lease, and a margin. */
+export const KEY_CHANGE_WAIT_MS = LOG_LEASE_MS + 50;
 
 /**
- * Key reads in flight at most. Two: a keyed GET answered from the views waits
- * only for its key read, and with one in flight a request waited for the
- * read before its own to come back (docs/benchmarks.md, "Issue 20: note views").
+ * Key reads in flight at most. Two: with one in flight a request waited for
+ * the read before its own to come back (docs/benchmarks.md, "Issue 20: note views").
  */
 export const KEY_READS_IN_FLIGHT = 2;
 /** Log rows kept: a replica that has not read the log over this many changes forgets all its views. */
@@ -67,6 +79,10 @@ export class KeyAndLogReads {
   private readonly reads: CoalescedReads<KeyRow[], KeyCandidate[]>;
   /** The newest log row seen: the log is trimmed when it passes a multiple of NOTE_LOG_TRIM_EVERY. */
   private newest = 0;
+  /** Moves whenever a log read names a key change (or was trimmed past this replica's place). */
+  private generation = 0;
+  private timer: ReturnType<typeof setInterval> | null = null;
+  private closed = false;
 
   constructor(
     private readonly client: BunSQL,
@@ -79,7 +95,10 @@ export class KeyAndLogReads {
         const byPrefix = new Map<string, KeyRow[]>();
         for (const row of rows) {
           if (row.key_prefix === null) {
-            this.views.applied({ sentAt, snapshot: row.snap!, trimmed: row.trimmed!, changed: row.changed ?? [] });
+            const changed = row.changed ?? [];
+            // Before the lease is renewed (same turn): no request sees the new lease with the old generation.
+            if (row.trimmed || changed.includes(KEYS_CHANGED)) this.generation++;
+            this.views.applied({ sentAt, snapshot: row.snap!, trimmed: row.trimmed!, changed });
             if (row.newest !== null) this.trimNow(Number(row.newest));
             continue;
           }
@@ -102,6 +121,31 @@ export class KeyAndLogReads {
   /** Reads the log (with any keys asked for meanwhile): settles when the views are level with it. */
   follow(): Promise<void> {
     return this.reads.sent();
+  }
+
+  /**
+   * Store.keyGeneration: a number that moves when this replica reads a key
+   * change from the log; NaN outside the lease (nothing may be remembered
+   * then). The first call starts the reads on a timer (a `serve` process;
+   * `cairn admin` never asks).
+   */
+  keyGeneration(): number {
+    if (this.timer === null && !this.closed) this.startFollowing();
+    return this.views.fresh ? this.generation : NaN;
+  }
+
+  /** The log read every LOG_FOLLOW_MS, so the lease holds while no request reads a key. */
+  startFollowing(): void {
+    if (this.timer !== null) return;
+    this.timer = setInterval(() => void this.follow().catch(() => {}), LOG_FOLLOW_MS);
+    this.timer.unref?.();
+    void this.follow().catch(() => {});
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
   }
 
   private trimNow(newest: number): void {

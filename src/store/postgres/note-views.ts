@@ -8,11 +8,11 @@
 // its transaction by a trigger (note_log, drizzle/postgres/0005_note_log.sql).
 // This replica reads the log in commit order (note-log.ts: the rows whose
 // transaction was not yet visible in the snapshot of its last read, as the
-// search log is read) and drops the views it names. A view is answered from
-// only while the last read of the log was sent at most VIEWS_FRESH_MS ago;
-// every keyed request reads the log with its key (one statement per turn of
-// the event loop, note-log.ts), so a keyed GET sees every write committed
-// before it arrived, at any replica, as a read of the row would.
+// search log is read), every LOG_FOLLOW_MS and with every key it reads, and
+// drops the views it names. A view is answered from only while the last read
+// of the log was sent at most LOG_LEASE_MS ago (the lease): another replica's
+// change shows within that; this replica's own at once (it drops the view
+// when its write commits).
 //
 // A row read races the log: a row read before a change commits can come back
 // after the log read that dropped the note's view. So each row read is
@@ -26,11 +26,15 @@ import { NOTE_CACHE_ENTRIES, noteRecordBytes } from "../note-records.ts";
 import type { NoteRecord } from "../types.ts";
 
 /**
- * A view is answered from while the last log read was sent at most this long
- * ago. It bounds how late a request that read no key (the public page, a web
- * event) sees another replica's change; a keyed request reads the log itself.
+ * The lease: what this replica holds in memory (note views, and the keys it
+ * found valid, note-log.ts) is answered from only while the last log read
+ * was sent at most this long ago. Another replica's change shows within it;
+ * a key change waits it out before answering (KEY_CHANGE_WAIT_MS), so a
+ * revoke holds on the next request at every replica.
  */
-export const VIEWS_FRESH_MS = 100;
+export const LOG_LEASE_MS = 250;
+/** How often a replica reads the log without being asked, well inside the lease. */
+export const LOG_FOLLOW_MS = 50;
 
 /** What one read of the note log found (note-log.ts). */
 export interface LogRead {
@@ -71,7 +75,7 @@ export class NoteViews {
 
   /** Whether views may be answered from now (the last log read was sent recently enough). */
   get fresh(): boolean {
-    return this.now() - this.placeSentAt <= VIEWS_FRESH_MS;
+    return this.now() - this.placeSentAt <= LOG_LEASE_MS;
   }
 
   /** The note's view when it is held and current; undefined: read the row. */
