@@ -37,7 +37,10 @@ async function undoStep(db: TestDatabase): Promise<void> {
     // per-term tables (0000_init's, empty here: 0003 drops them), no search log and no note log; its vectors stay.
     const [init] = postgresMigrations;
     const termTables = init.statements.filter((statement) => /"search_(postings|terms|totals)"/.test(statement));
-    const noteLog = ["posts_updated_note_log", "posts_deleted_note_log", "posts_truncated"].map((trigger) => `DROP TRIGGER ${trigger} ON posts`);
+    const noteLog = [
+      ...["posts_updated_note_log", "posts_deleted_note_log", "posts_truncated"].map((trigger) => `DROP TRIGGER ${trigger} ON posts`),
+      ...["contributors_key_log", "contributors_deleted_key_log"].map((trigger) => `DROP TRIGGER ${trigger} ON contributors`),
+    ];
     const pg = new SQL(db.env.DATABASE_URL);
     for (const statement of [...noteLog, "DROP TABLE note_log", "DROP TABLE note_log_trim", ...statements, "DROP TABLE search_log", "DROP TABLE search_log_trim", ...termTables, `DELETE FROM __drizzle_migrations WHERE created_at > ${STEP}`]) {
       await pg.unsafe(statement);
