@@ -5,7 +5,7 @@
 // not sequence order when transactions commit concurrently; a store whose
 // place was trimmed from the log forgets every view.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { trimNoteLog } from "../../src/store/postgres/note-log.ts";
+import { KEY_CHANGE_WAIT_MS, trimNoteLog } from "../../src/store/postgres/note-log.ts";
 import { LOG_LEASE_MS } from "../../src/store/postgres/note-views.ts";
 import { PostgresStore } from "../../src/store/postgres/store.ts";
 import { freshDatabase, testEngines } from "../helpers/postgres.ts";
@@ -101,5 +101,28 @@ describe.skipIf(!onPostgres)("PostgreSQL: note views following note_log", () => 
     await client.close();
     await Bun.sleep(LOG_LEASE_MS + 50); // past the lease (this store reads the log on no timer: nothing asked its keyGeneration)
     expect((await reader.getNote(other))!.score).toBe(9);
+  });
+
+  test("a key change through one store answers only once every other store's key generation has moved (or its lease is gone)", async () => {
+    const serving = await open();
+    const { contributorNo: who } = await writer.createContributor({ email: "k@example.org", keyPrefix: "cairn_kkkkkk", keyDigest: new Uint8Array(32), createdAt: 0 });
+    serving.keyGeneration(); // starts its reads of the log on a timer, as a serving replica's first keyed request does
+    const deadline = Date.now() + 2_000;
+    while (Number.isNaN(serving.keyGeneration()) && Date.now() < deadline) await Bun.sleep(10);
+    const before = serving.keyGeneration();
+    expect(Number.isNaN(before)).toBe(false);
+    const started = performance.now();
+    expect(await writer.setActive(who, false)).toBe(true);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(KEY_CHANGE_WAIT_MS - 1);
+    const moved = (from: number) => {
+      const now = serving.keyGeneration();
+      return Number.isNaN(now) || now !== from; // NaN: outside its lease, it remembers no key
+    };
+    expect(moved(before)).toBe(true);
+    const rotated = performance.now();
+    const after = serving.keyGeneration();
+    expect(await writer.replaceKey(contributorNo, "cairn_rrrrrr", new Uint8Array(32))).toBe(true);
+    expect(performance.now() - rotated).toBeGreaterThanOrEqual(KEY_CHANGE_WAIT_MS - 1);
+    expect(moved(after)).toBe(true);
   });
 });
