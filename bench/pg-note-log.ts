@@ -5,6 +5,7 @@
 import { SQL } from "bun";
 import { PostgresStore } from "../src/store/postgres/store.ts";
 import { textArray } from "../src/store/postgres/coalesced-reads.ts";
+import { keysAndChanges } from "../src/store/postgres/note-log.ts";
 import { freshDatabase } from "../test/helpers/postgres.ts";
 import { benchArgs } from "./wrk.ts";
 
@@ -40,18 +41,7 @@ async function timed(variants: [string, () => Promise<unknown>][]) {
 
 const keysOnly = () => sql`SELECT key_prefix, contributor_no, key_digest, active FROM contributors WHERE key_prefix = ANY(${textArray(prefixes)}::text[])`;
 const [{ snap }] = (await sql`SELECT pg_current_snapshot()::text AS snap`) as { snap: string }[];
-const withLog = (from: string) => sql`
-    SELECT key_prefix, contributor_no, key_digest, active,
-           NULL::text AS snap, NULL::boolean AS trimmed, NULL::text[] AS changed, NULL::bigint AS newest
-      FROM contributors WHERE key_prefix = ANY(${textArray(prefixes)}::text[])
-    UNION ALL
-    SELECT NULL, NULL, NULL, NULL, pg_current_snapshot()::text,
-           f.snapshot IS NULL OR coalesce((SELECT upto FROM note_log_trim), '0'::xid8) >= pg_snapshot_xmin(f.snapshot),
-           c.changed, c.newest
-      FROM (SELECT ${from}::text::pg_snapshot AS snapshot OFFSET 0) f
-     CROSS JOIN LATERAL (
-       SELECT array_agg(DISTINCT l.id) AS changed, max(l.seq) AS newest FROM note_log l
-        WHERE l.xid >= pg_snapshot_xmin(f.snapshot) AND NOT pg_visible_in_snapshot(l.xid, f.snapshot)) c`;
+const withLog = (from: string) => keysAndChanges(sql, prefixes, from);
 
 await timed([
   ["key read alone", keysOnly],

@@ -60,7 +60,7 @@ interface Row extends KeyRow {
  * snapshot. The log rows are found by the xid index; the snapshot text is
  * parsed once (OFFSET 0), as search-log.ts does.
  */
-function keysAndChanges(client: BunSQL, prefixes: string[], from: string | null): Promise<Row[]> {
+export function keysAndChanges(client: BunSQL, prefixes: string[], from: string | null): Promise<Row[]> {
   return client`
     SELECT key_prefix, contributor_no, key_digest, active,
            NULL::text AS snap, NULL::boolean AS trimmed, NULL::text[] AS changed, NULL::bigint AS newest
