@@ -1,7 +1,7 @@
 // What both engines' in-memory note records share: the budget of a note
 // cache and what one record costs in it. (SQLite keeps a cache behind its
-// change signal; PostgreSQL keeps the last record read of each note, reused
-// only when a fresh read of its row matches it field for field.)
+// change signal; PostgreSQL keeps the notes a replica read while its note log
+// says they are current, src/store/postgres/note-views.ts.)
 import type { NoteRecord } from "./types.ts";
 
 /** Notes kept in memory at most, whatever their size; the byte budget is a setting (NOTE_CACHE_MB). */
@@ -14,20 +14,3 @@ export const DEFAULT_NOTE_CACHE_BYTES = 64 * 1024 * 1024;
  * two bytes per UTF-16 unit, plus the objects around them.
  */
 export const noteRecordBytes = (note: NoteRecord) => 4 * (note.title.length + note.body.length + note.tags.join("").length) + 600;
-
-/** Whether two records of a note say the same thing, every field. */
-export function sameNoteRecord(a: NoteRecord, b: NoteRecord): boolean {
-  return (
-    a.id === b.id &&
-    a.score === b.score &&
-    a.commentCount === b.commentCount &&
-    a.supersedes === b.supersedes &&
-    a.supersededBy === b.supersededBy &&
-    a.contributorNo === b.contributorNo &&
-    a.createdAt === b.createdAt &&
-    a.title === b.title &&
-    a.body === b.body &&
-    a.tags.length === b.tags.length &&
-    a.tags.every((tag, i) => tag === b.tags[i])
-  );
-}

@@ -2,8 +2,8 @@
 // PostgreSQL 0002_supersede_tags) on a database that already holds notes:
 // every note gets supersedes/superseded_by null and its tags in note_tags, so
 // tag words find the notes written before the upgrade. Looped over engines.
-// On PostgreSQL the database is taken back to before 0002 and 0003_search_log
-// both (migrations run in order once), so the upgrade runs both steps.
+// On PostgreSQL the database is taken back to before 0002 and the later steps
+// that change tables (migrations run in order once), so the upgrade runs them all.
 import { Database } from "bun:sqlite";
 import { SQL } from "bun";
 import { afterAll, describe, expect, test } from "bun:test";
@@ -33,12 +33,16 @@ async function undoStep(db: TestDatabase): Promise<void> {
     for (const statement of [...statements, "ALTER TABLE search_totals DROP COLUMN terms_seq", "ALTER TABLE search_totals DROP COLUMN fts_seq", `DELETE FROM __drizzle_migrations WHERE created_at > ${STEP}`]) sqlite.exec(statement);
     sqlite.close();
   } else {
-    // PostgreSQL's later step (0003_search_log) is undone too: a database of the release before 0002 had the
-    // per-term tables (0000_init's, empty here: 0003 drops them) and no search log; its vectors stay.
+    // PostgreSQL's later steps (0003_search_log, 0005_note_log) are undone too: a database of the release before 0002 had the
+    // per-term tables (0000_init's, empty here: 0003 drops them), no search log and no note log; its vectors stay.
     const [init] = postgresMigrations;
     const termTables = init.statements.filter((statement) => /"search_(postings|terms|totals)"/.test(statement));
+    const noteLog = [
+      ...["posts_updated_note_log", "posts_deleted_note_log", "posts_truncated"].map((trigger) => `DROP TRIGGER ${trigger} ON posts`),
+      ...["contributors_key_log", "contributors_deleted_key_log"].map((trigger) => `DROP TRIGGER ${trigger} ON contributors`),
+    ];
     const pg = new SQL(db.env.DATABASE_URL);
-    for (const statement of [...statements, "DROP TABLE search_log", "DROP TABLE search_log_trim", ...termTables, `DELETE FROM __drizzle_migrations WHERE created_at > ${STEP}`]) {
+    for (const statement of [...noteLog, "DROP TABLE note_log", "DROP TABLE note_log_trim", ...statements, "DROP TABLE search_log", "DROP TABLE search_log_trim", ...termTables, `DELETE FROM __drizzle_migrations WHERE created_at > ${STEP}`]) {
       await pg.unsafe(statement);
     }
     await pg.close();

@@ -62,6 +62,18 @@ describe("CoalescedReads", () => {
     expect(bad.status).toBe("rejected");
   });
 
+  test("sent(): settles after a fetch sent after the call (with the keys asked for meanwhile, or none), and fails with it", async () => {
+    let fail = false;
+    const { fetches, reads } = recorder((keys) => (fail ? new Error("database down") : new Map(keys.map((k) => [k, 1]))));
+    await reads.sent();
+    expect(fetches).toEqual([[]]);
+    const [, answer] = await Promise.all([reads.sent(), reads.read("k")]);
+    expect(answer).toBe(1);
+    expect(fetches).toEqual([[], ["k"]]);
+    fail = true;
+    await expect(reads.sent()).rejects.toThrow("database down");
+  });
+
   test("textArray quotes every element (quotes and backslashes escaped)", () => {
     expect(textArray(["a", 'b"c', "d\\e", "x,y", ""])).toBe('{"a","b\\"c","d\\\\e","x,y",""}');
   });

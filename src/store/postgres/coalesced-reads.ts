@@ -6,9 +6,9 @@
 // client, PostgreSQL's protocol and executor start) was most of its CPU on
 // both sides (docs/benchmarks.md, "Keyed GET on PostgreSQL").
 //
-// Nothing is remembered: each read is sent after the request that asked for
-// it arrived, so it sees every change committed before that (a revoke holds
-// on the next request at every replica, as before). A failed statement fails
+// Nothing is remembered here: each read is sent after the request that asked
+// for it arrived, so it sees every change committed before that (a revoke
+// holds on the next request at every replica, as before). A failed statement fails
 // every read of its batch; callers see the same error they would alone.
 
 /** One text[] parameter, each element quoted (PostgreSQL's array literal syntax). */
@@ -20,15 +20,19 @@ interface Waiter<R> {
 }
 
 /**
- * Statements of one kind in flight at most; reads asked for meanwhile wait and
- * go out together in the next. One, not two: batches twice as large cost
- * PostgreSQL and the replica less per read, and keyed GETs went faster
- * (docs/benchmarks.md, "Issue 20, third round").
+ * Statements of one kind in flight at most, unless a reader says otherwise;
+ * reads asked for meanwhile wait and go out together in the next. One, not
+ * two, when a keyed GET read its key and then its note's row: batches twice as
+ * large cost PostgreSQL and the replica less per read (docs/benchmarks.md,
+ * "Issue 20, third round"). The key reads, now a keyed GET's only statement,
+ * take two (note-log.ts).
  */
 export const READS_IN_FLIGHT = 1;
 
 export class CoalescedReads<Row, R> {
   private pending = new Map<string, Waiter<R>[]>();
+  /** Callers of sent(): settled by the next fetch, whatever keys it carries (none, maybe). */
+  private pulses: Waiter<void>[] = [];
   private scheduled = false;
   private inFlight = 0;
 
@@ -52,15 +56,29 @@ export class CoalescedReads<Row, R> {
     });
   }
 
+  /**
+   * Settles once a fetch sent after this call has answered (with the keys
+   * asked for meanwhile, or none): for a fetch that does more than read its
+   * keys (note-log.ts reads the note log with them).
+   */
+  sent(): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.pulses.push({ resolve, reject });
+      this.schedule();
+    });
+  }
+
   private schedule(): void {
-    if (this.scheduled || this.inFlight >= this.maxInFlight || this.pending.size === 0) return;
+    if (this.scheduled || this.inFlight >= this.maxInFlight || (this.pending.size === 0 && this.pulses.length === 0)) return;
     this.scheduled = true;
     setImmediate(() => this.flush());
   }
 
   private flush(): void {
     const batch = this.pending;
+    const pulses = this.pulses;
     this.pending = new Map();
+    this.pulses = [];
     this.scheduled = false;
     this.inFlight++;
     const done = () => {
@@ -70,6 +88,7 @@ export class CoalescedReads<Row, R> {
     this.fetch([...batch.keys()]).then(
       (found) => {
         done();
+        for (const pulse of pulses) pulse.resolve();
         for (const [key, waiters] of batch) {
           const row = found.get(key);
           for (const waiter of waiters) {
@@ -83,6 +102,7 @@ export class CoalescedReads<Row, R> {
       },
       (error) => {
         done();
+        for (const pulse of pulses) pulse.reject(error);
         for (const waiters of batch.values()) for (const waiter of waiters) waiter.reject(error);
       },
     );

@@ -4,10 +4,15 @@ import { desc, eq, sql } from "drizzle-orm";
 import type { CommentRecord, IdempotencyCompletion } from "../types.ts";
 import { answered } from "./idempotency.ts";
 import type { Db } from "./connection.ts";
+import type { NoteViews } from "./note-views.ts";
 import { comments, posts } from "./schema.ts";
 
 export class PostgresComments {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    /** A comment committed here drops the note's view at once (its count changed; other replicas read note_log). */
+    private readonly views: NoteViews,
+  ) {}
 
   async list(noteId: string, limit: number): Promise<{ comments: CommentRecord[]; total: number } | null> {
     // One snapshot: the count and the list agree while other replicas comment.
@@ -32,7 +37,7 @@ export class PostgresComments {
     comment: { contributorNo: number; body: string; createdAt: number },
     completion?: IdempotencyCompletion<{ comment: CommentRecord; commentCount: number } | null>,
   ) {
-    return this.db.transaction(async (tx) => {
+    const added = await this.db.transaction(async (tx) => {
       // The count goes up under the note's row lock: exact under concurrent comments.
       const [note] = await tx
         .update(posts)
@@ -43,5 +48,7 @@ export class PostgresComments {
       await tx.insert(comments).values({ postPk: note.pk, ...comment });
       return answered(tx, completion, { comment, commentCount: note.commentCount });
     });
+    this.views.changed([noteId]);
+    return added;
   }
 }

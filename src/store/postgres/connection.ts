@@ -9,8 +9,8 @@ export interface PostgresOptions {
   url: string;
   poolSize: number;
   /**
-   * Byte budget of the last records read (NOTE_CACHE_MB; notes.ts): never
-   * answered from, only reused when a fresh read matches. Unset: the default.
+   * Byte budget of the note views (NOTE_CACHE_MB; note-views.ts): the notes
+   * read, answered from while the note log says they are current. Unset: the default.
    */
   noteCacheBytes?: number;
   /**

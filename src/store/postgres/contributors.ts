@@ -1,47 +1,22 @@
 // Contributors on PostgreSQL: registration (with its welcome mail in the same
 // transaction), key lookup by prefix (read on every keyed request, coalesced
-// with the others of the moment; no key is remembered, so a revoke holds at
-// every replica on the next request), activation, the /v1/me summary and the
+// with the others of the moment, note-log.ts; a key found valid is
+// remembered only while the change log says no key changed, and a change
+// waits the lease out before it answers, so a revoke holds at every replica
+// on the next request), activation, the /v1/me summary and the
 // admin listing.
-import type { SQL as BunSQL } from "bun";
 import { and, count, desc, eq, sql } from "drizzle-orm";
 import type { ContributorListing, KeyCandidate, MailKind } from "../types.ts";
-import { CoalescedReads, textArray } from "./coalesced-reads.ts";
 import type { Db } from "./connection.ts";
+import { KEY_CHANGE_WAIT_MS, type KeyAndLogReads } from "./note-log.ts";
 import { contributors, decodeText, emailOutbox, encodeText, posts } from "./schema.ts";
 
-interface KeyRow {
-  key_prefix: string;
-  contributor_no: number;
-  key_digest: Uint8Array;
-  active: boolean;
-}
-
 export class PostgresContributors {
-  /** The key reads of concurrent requests, one statement per turn of the event loop (coalesced-reads.ts). */
-  private readonly keyReads: CoalescedReads<KeyRow[], KeyCandidate[]>;
-
   constructor(
     private readonly db: Db,
-    private readonly client: BunSQL,
-  ) {
-    this.keyReads = new CoalescedReads(
-      async (prefixes) => {
-        // Straight to Bun.SQL: a tagged template is prepared once per connection,
-        // and building the Drizzle query each time cost more than running it.
-        const rows = (await this.client`
-          SELECT key_prefix, contributor_no, key_digest, active FROM contributors WHERE key_prefix = ANY(${textArray(prefixes)}::text[])`) as KeyRow[];
-        const byPrefix = new Map<string, KeyRow[]>();
-        for (const row of rows) {
-          const list = byPrefix.get(row.key_prefix);
-          if (list) list.push(row);
-          else byPrefix.set(row.key_prefix, [row]);
-        }
-        return byPrefix;
-      },
-      (rows = []): KeyCandidate[] => rows.map((row) => ({ contributorNo: row.contributor_no, keyDigest: new Uint8Array(row.key_digest), active: row.active })),
-    );
-  }
+    /** The key reads of concurrent requests, one statement per turn of the event loop, which also reads the note log (note-log.ts). */
+    private readonly keys: KeyAndLogReads,
+  ) {}
 
   async create(
     input: { email: string; keyPrefix: string; keyDigest: Uint8Array; createdAt: number },
@@ -68,7 +43,7 @@ export class PostgresContributors {
 
   /** Read on every keyed request, after it arrived (coalesced with the other requests of this moment). */
   keyCandidates(prefix: string): Promise<KeyCandidate[]> {
-    return this.keyReads.read(prefix);
+    return this.keys.keyCandidates(prefix);
   }
 
   async setActive(contributorNo: number, active: boolean): Promise<boolean> {
@@ -77,16 +52,18 @@ export class PostgresContributors {
       .set({ active })
       .where(eq(contributors.contributorNo, contributorNo))
       .returning({ contributorNo: contributors.contributorNo });
+    if (updated.length > 0) await Bun.sleep(KEY_CHANGE_WAIT_MS);
     return updated.length > 0;
   }
 
-  /** A new key for an active contributor: keys are read on every request, so the old one is refused everywhere at once. */
+  /** A new key for an active contributor; answers once every replica has forgotten the old one (KEY_CHANGE_WAIT_MS). */
   async replaceKey(contributorNo: number, keyPrefix: string, keyDigest: Uint8Array): Promise<boolean> {
     const updated = await this.db
       .update(contributors)
       .set({ keyPrefix, keyDigest: Buffer.from(keyDigest) })
       .where(and(eq(contributors.contributorNo, contributorNo), eq(contributors.active, true)))
       .returning({ contributorNo: contributors.contributorNo });
+    if (updated.length === 1) await Bun.sleep(KEY_CHANGE_WAIT_MS);
     return updated.length === 1;
   }
 

@@ -8,6 +8,7 @@ import agents from "../../../drizzle/postgres/0001_agents.sql" with { type: "tex
 import supersedeTags from "../../../drizzle/postgres/0002_supersede_tags.sql" with { type: "text" };
 import searchLog from "../../../drizzle/postgres/0003_search_log.sql" with { type: "text" };
 import createNote from "../../../drizzle/postgres/0004_create_note.sql" with { type: "text" };
+import noteLog from "../../../drizzle/postgres/0005_note_log.sql" with { type: "text" };
 import { embeddedMigrations } from "../embedded-migrations.ts";
 
 const files: Record<string, string> = {
@@ -16,6 +17,7 @@ const files: Record<string, string> = {
   "0002_supersede_tags": supersedeTags,
   "0003_search_log": searchLog,
   "0004_create_note": createNote,
+  "0005_note_log": noteLog,
 };
 
 export const embeddedTags = Object.keys(files);

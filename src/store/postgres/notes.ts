@@ -4,8 +4,9 @@
 // the author's lock; a create that supersedes or answers an idempotency key
 // is one transaction: the duplicate and superseding checks under that lock,
 // then the note, its vector, its tags and its search log row in one
-// statement), read (no cache: replicas share the database; concurrent reads
-// coalesced, coalesced-reads.ts), delete, search (this replica's in-memory
+// statement), read (from this replica's note views while they are current,
+// note-views.ts; otherwise the row, concurrent reads coalesced,
+// coalesced-reads.ts), delete, search (this replica's in-memory
 // postings, search.ts). The hot statements go straight to Bun.SQL: a tagged
 // template is prepared once per connection, and building the Drizzle query
 // each time cost more than running it. docs/benchmarks.md, "Issue 20, third round".
@@ -14,10 +15,11 @@ import type { DeleteOutcome, IdempotencyCompletion, NewNote, NoteRecord, OwnNote
 import { resultOrder } from "../../core/search/query.ts";
 import type { IndexedVector } from "../../core/search/vector.ts";
 import { BoundedCache } from "../bounded-cache.ts";
-import { NOTE_CACHE_ENTRIES, noteRecordBytes, sameNoteRecord } from "../note-records.ts";
 import { CoalescedReads, textArray } from "./coalesced-reads.ts";
 import { transaction } from "./connection.ts";
 import { answeredOn, forgetNoteAnswersOn } from "./idempotency.ts";
+import type { KeyAndLogReads } from "./note-log.ts";
+import type { NoteViews } from "./note-views.ts";
 import { decodeText, encodeText } from "./schema.ts";
 import { LOG_TRIM_EVERY, trimLog } from "./search-log.ts";
 import { noteVector, type PostgresSearch } from "./search.ts";
@@ -102,15 +104,8 @@ interface Logged {
 }
 
 export class PostgresNotes {
-  /** Note reads by id of concurrent requests, one statement per turn of the event loop (coalesced-reads.ts). */
+  /** Rows of notes not in the views, by id, for the requests of one turn of the event loop in one statement (coalesced-reads.ts). */
   private readonly noteReads: CoalescedReads<NoteRecord, NoteRecord | null>;
-  /**
-   * The last record read of each note, handed out again while a fresh read
-   * of its row says the same in every field: the HTTP layer then reuses the
-   * note's checked and serialised JSON (src/http/note-body.ts), which was the
-   * largest part of a keyed GET's CPU after the reads. Never answered from.
-   */
-  private readonly lastRead: BoundedCache<string, NoteRecord>;
   /**
    * Each author's newest note as this replica last saw it (its own creates,
    * the duplicate checks it made): a plain create checks the duplicate rule
@@ -123,54 +118,29 @@ export class PostgresNotes {
   constructor(
     private readonly client: BunSQL,
     private readonly searchIndex: PostgresSearch,
+    /** The notes this replica read, answered from while current (note-views.ts); every change this replica commits drops its notes' views. */
+    private readonly views: NoteViews,
+    /** Reads the note log (with the keys of the moment) when the views are not current. */
+    private readonly log: KeyAndLogReads,
     noteCacheBytes: number,
   ) {
-    this.lastRead = new BoundedCache(NOTE_CACHE_ENTRIES, noteCacheBytes, noteRecordBytes);
     this.latestOf = new BoundedCache(LATEST_ENTRIES, Math.max(noteCacheBytes / 4, 1), latestBytes);
     this.noteReads = new CoalescedReads(
       async (ids) => {
-        // A note's title, body, tags, author and time never change once written
-        // (superseding writes a new note: docs/design.md), so of a note read
-        // before only what can change comes back: its score, comment count and links.
-        const known = new Map<string, NoteRecord>();
-        for (const id of ids) {
-          const last = this.lastRead.get(id);
-          if (last) known.set(id, last);
+        this.views.reading(ids);
+        let found: Map<string, NoteRecord> | null = null;
+        try {
+          const rows = (await this.client`
+            SELECT pk, id, contributor_no, title, body, tags, score, comment_count, created_at, supersedes, superseded_by
+              FROM posts WHERE id = ANY(${textArray(ids)}::text[])`) as NoteRow[];
+          found = new Map(rows.map((row) => [row.id, toNote(row)]));
+          return found;
+        } finally {
+          this.views.read(ids, found);
         }
-        const rows = (await this.client`
-          SELECT pk, id, contributor_no, created_at, score, comment_count, supersedes, superseded_by,
-                 CASE WHEN k.known THEN NULL ELSE title END AS title,
-                 CASE WHEN k.known THEN NULL ELSE body END AS body,
-                 CASE WHEN k.known THEN NULL ELSE tags END AS tags
-            FROM posts, LATERAL (SELECT posts.id = ANY(${textArray(known.keys())}::text[]) AS known) k
-           WHERE id = ANY(${textArray(ids)}::text[])`) as (Omit<NoteRow, "title" | "body" | "tags"> & { title: string | null; body: string | null; tags: string[] | null })[];
-        const found = new Map<string, NoteRecord>();
-        for (const row of rows) {
-          const last = known.get(row.id);
-          found.set(row.id, row.title === null && last ? this.refreshed(last, row) : this.current(toNote(row as NoteRow)));
-        }
-        for (const id of ids) if (!found.has(id)) this.lastRead.delete(id);
-        return found;
       },
       (note) => note ?? null,
     );
-  }
-
-  /** `fresh`, or the equal record read before (records are never changed once made). */
-  private current(fresh: NoteRecord): NoteRecord {
-    const last = this.lastRead.get(fresh.id);
-    if (last && sameNoteRecord(last, fresh)) return last;
-    this.lastRead.set(fresh.id, fresh);
-    return fresh;
-  }
-
-  /** A note read before, with what can change read again: the same record while nothing did. */
-  private refreshed(last: NoteRecord, row: Pick<NoteRow, "score" | "comment_count" | "supersedes" | "superseded_by">): NoteRecord {
-    if (last.score === row.score && last.commentCount === row.comment_count && last.supersedes === row.supersedes && last.supersededBy === row.superseded_by)
-      return last;
-    const fresh = { ...last, score: row.score, commentCount: row.comment_count, supersedes: row.supersedes, supersededBy: row.superseded_by };
-    this.lastRead.set(fresh.id, fresh);
-    return fresh;
   }
 
   async create(
@@ -239,6 +209,8 @@ export class PostgresNotes {
       return { note: await answeredOn(tx, completion, createdRecord(note, row.score, row.comment_count)), logged };
     });
     if (!("note" in created)) return created;
+    // The superseded note changed (superseded_by).
+    if (note.supersedes) this.views.changed([note.supersedes]);
     this.written(created.logged);
     this.rememberLatest(created.note, Number([...created.logged.added.keys()][0]));
     return created.note;
@@ -311,13 +283,21 @@ export class PostgresNotes {
     }));
   }
 
-  /** No cache (replicas share the database): read after the request arrived, coalesced with the others of the moment. */
+  /**
+   * The note's view while it is current (a keyed request read the log with
+   * its key); otherwise its row, read after the request arrived (coalesced
+   * with the others of the moment), and the log is read so that the next
+   * requests find the views current.
+   */
   get(id: string): Promise<NoteRecord | null> {
+    const view = this.views.current(id);
+    if (view) return Promise.resolve(view);
+    if (!this.views.fresh) void this.log.follow().catch(() => {});
     return this.noteReads.read(id);
   }
 
   async delete(id: string, contributorNo: number): Promise<DeleteOutcome> {
-    const outcome = await transaction(this.client, async (tx, commitWith): Promise<DeleteOutcome | Logged> => {
+    const outcome = await transaction(this.client, async (tx, commitWith): Promise<DeleteOutcome | (Logged & { links: Links })> => {
       const [author] = (await tx`SELECT contributor_no FROM posts WHERE id = ${id}`) as { contributor_no: number }[];
       if (!author) return "missing";
       if (author.contributor_no !== contributorNo) return "not_author";
@@ -337,10 +317,11 @@ export class PostgresNotes {
              logged AS (INSERT INTO search_log (pk, removed) SELECT pk, vector FROM vector RETURNING seq)
         SELECT seq FROM logged`)) as { seq: string }[];
       if (row) logged.seq = Math.max(logged.seq, Number(row.seq));
-      return logged;
+      return { ...logged, links: note };
     });
     if (typeof outcome === "string") return outcome;
-    this.lastRead.delete(id);
+    // The note and the notes it linked to changed: on this replica's next request at once (others read the log).
+    this.views.changed([id, outcome.links.supersedes, outcome.links.superseded_by]);
     this.latestOf.delete(contributorNo);
     // Even a delete that logged nothing (a superseded note is out of search already) makes this
     // replica's next search level with the log: the writes it waited for (the author's lock) are in it.

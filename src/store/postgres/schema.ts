@@ -134,6 +134,33 @@ export const searchLogTrim = pgTable(
   (table) => [check("search_log_trim_one_row", sql`${table.only}`)],
 );
 
+// Note views (src/store/postgres/note-views.ts): each replica keeps the notes
+// it served in memory and drops one when note_log says it changed. The rows
+// are written by a trigger on posts (drizzle/postgres/0005_note_log.sql), so
+// every update or delete of a note, whichever statement makes it, is logged
+// in its own transaction.
+
+/** The id of every note updated or deleted, with the writing transaction's id (read as search_log is). */
+export const noteLog = pgTable(
+  "note_log",
+  {
+    seq: bigint("seq", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
+    xid: xid8("xid").notNull().default(sql`pg_current_xact_id()`),
+    id: text("id").notNull(),
+  },
+  (table) => [index("note_log_xid").on(table.xid)],
+);
+
+/** One row: the newest transaction id among the note log rows trimmed so far, or of a TRUNCATE of posts (a reader whose place is older forgets every view). */
+export const noteLogTrim = pgTable(
+  "note_log_trim",
+  {
+    only: boolean("only").primaryKey().default(true),
+    upto: xid8("upto").notNull().default(sql`'0'::xid8`),
+  },
+  (table) => [check("note_log_trim_one_row", sql`${table.only}`)],
+);
+
 export const comments = pgTable(
   "comments",
   {

@@ -1,12 +1,13 @@
 // The PostgreSQL engine: Drizzle's PostgreSQL dialect over Bun's built-in SQL
 // client (connection.ts), one class per resource; this class composes them
 // behind the Store interface. Any number of processes (replicas, `cairn
-// admin`) share one database, so nothing here is answered from memory: no
-// note cache (the last record read of a note is reused only when a fresh read
-// of its row matches it, notes.ts), no key memory (keyGeneration is NaN), and every read-then-write
-// holds a row lock for its transaction. Search is the one thing held in
-// memory: the in-memory postings of src/core/search, which follow the
-// database's search log (search.ts, search-log.ts), as on SQLite.
+// admin`) share one database, so what is held in memory follows a log that
+// every write adds to in its transaction: the in-memory postings of
+// src/core/search follow the search log (search.ts, search-log.ts), as on
+// SQLite; the notes a replica read (note-views.ts) and the keys it found
+// valid follow the change log (note-log.ts), answered from only within a
+// lease, and a key change waits the lease out before it answers. Every
+// read-then-write holds a row lock for its transaction.
 import type { SQL as BunSQL } from "bun";
 import { count, eq } from "drizzle-orm";
 import { ComposedStore } from "../composed-store.ts";
@@ -16,6 +17,8 @@ import { PostgresComments } from "./comments.ts";
 import { isUnavailableError, openDatabase, type Db, type PostgresOptions } from "./connection.ts";
 import { PostgresContributors } from "./contributors.ts";
 import { migrateDatabase, migrationsCurrent } from "./migrate.ts";
+import { KeyAndLogReads } from "./note-log.ts";
+import { NoteViews } from "./note-views.ts";
 import { PostgresNotes } from "./notes.ts";
 import { PostgresOutbox } from "./outbox.ts";
 import { PostgresSearch } from "./search.ts";
@@ -28,9 +31,9 @@ export type { PostgresOptions } from "./connection.ts";
 
 export class PostgresStore extends ComposedStore implements Store {
   readonly engine = "postgres" as const;
-  /** Keys are read from the database on every request (see keyGeneration), by design. */
+  /** Keys found valid are remembered while the change log says none changed (see keyGeneration). */
   readonly keySignalOffReason = null;
-  /** Notes are read from the database on every request (no cache to go stale across replicas), by design. */
+  /** Notes are answered from memory only while the note log says they are current (note-views.ts): no signal needed. */
   readonly noteSignalOffReason = null;
   get searchMemoryOffReason(): string | null {
     return this.searchIndex.memory.offReason;
@@ -48,15 +51,19 @@ export class PostgresStore extends ComposedStore implements Store {
   protected readonly webEvents: PostgresWebEvents;
   protected readonly outbox: PostgresOutbox;
   protected readonly idempotency: PostgresIdempotency;
+  private readonly keysAndLog: KeyAndLogReads;
 
   constructor(options: PostgresOptions) {
     super();
     ({ client: this.client, db: this.db } = openDatabase(options));
-    this.contributors = new PostgresContributors(this.db, this.client);
+    const noteCacheBytes = options.noteCacheBytes ?? DEFAULT_NOTE_CACHE_BYTES;
+    const views = new NoteViews(noteCacheBytes);
+    const keysAndLog = (this.keysAndLog = new KeyAndLogReads(this.client, views));
+    this.contributors = new PostgresContributors(this.db, keysAndLog);
     this.searchIndex = new PostgresSearch(this.client, options.searchMemoryBytes ?? 0);
-    this.notes = new PostgresNotes(this.client, this.searchIndex, options.noteCacheBytes ?? DEFAULT_NOTE_CACHE_BYTES);
-    this.comments = new PostgresComments(this.db);
-    this.votes = new PostgresVotes(this.db);
+    this.notes = new PostgresNotes(this.client, this.searchIndex, views, keysAndLog, noteCacheBytes);
+    this.comments = new PostgresComments(this.db, views);
+    this.votes = new PostgresVotes(this.db, views);
     this.webEvents = new PostgresWebEvents(this.db);
     this.outbox = new PostgresOutbox(this.db);
     this.idempotency = new PostgresIdempotency(this.db);
@@ -67,7 +74,7 @@ export class PostgresStore extends ComposedStore implements Store {
     return [];
   }
 
-  /** A key change is seen by every replica's next request (keys are read each time). */
+  /** A key change has waited the lease out when it answers (note-log.ts): seen by every replica's next request. */
   get keySignalUnsettled(): boolean {
     return false;
   }
@@ -86,6 +93,7 @@ export class PostgresStore extends ComposedStore implements Store {
   }
 
   async close(): Promise<void> {
+    this.keysAndLog.close();
     this.searchIndex.memory.close();
     await this.client.close({ timeout: 5 });
   }
@@ -112,12 +120,13 @@ export class PostgresStore extends ComposedStore implements Store {
 
   // ---- contributors and keys ----
   /**
-   * NaN: no key is remembered, so a revoke through any replica or `cairn
-   * admin` is refused on the very next request everywhere. A keyed request
-   * reads its key's row anyway (one indexed lookup in the same pool).
+   * Moves when this replica reads a key change from the change log; NaN
+   * outside the lease (note-log.ts). A key change (a revoke through any
+   * replica or `cairn admin`, a new key) waits the lease out after it commits
+   * before it answers, so it is refused on the very next request everywhere.
    */
   keyGeneration(): number {
-    return NaN;
+    return this.keysAndLog.keyGeneration();
   }
 
   // Contributors, notes, comments, votes, web events and the outbox: ComposedStore hands them to the resources.

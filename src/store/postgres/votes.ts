@@ -4,13 +4,18 @@ import { and, eq, sql } from "drizzle-orm";
 import type { IdempotencyCompletion, VoteOutcome, VoteValue } from "../types.ts";
 import { answered } from "./idempotency.ts";
 import type { Db } from "./connection.ts";
+import type { NoteViews } from "./note-views.ts";
 import { noteTags, posts, votes } from "./schema.ts";
 
 export class PostgresVotes {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    /** A vote committed here drops the note's view at once (other replicas read note_log). */
+    private readonly views: NoteViews,
+  ) {}
 
   async set(noteId: string, contributorNo: number, value: VoteValue, at: number, completion?: IdempotencyCompletion<VoteOutcome>): Promise<VoteOutcome> {
-    return this.db.transaction(async (tx): Promise<VoteOutcome> => {
+    const outcome = await this.db.transaction(async (tx): Promise<VoteOutcome> => {
       // The note's row lock orders every vote on it: the previous vote read here is still current at the update.
       const [note] = await tx
         .select({ pk: posts.pk, contributorNo: posts.contributorNo, score: posts.score })
@@ -38,5 +43,7 @@ export class PostgresVotes {
       await tx.update(noteTags).set({ score }).where(eq(noteTags.postPk, note.pk));
       return answered(tx, completion, { kind: "ok", score, value });
     });
+    this.views.changed([noteId]);
+    return outcome;
   }
 }
