@@ -225,3 +225,59 @@ test("a stored vector is added with the same postings as the analysed vector it 
     { numRuns: 300 },
   );
 });
+
+test("an analysed vector's terms are found by the word memo's indexes: the same postings as the stored vector's, across the memo emptying (between notes and within one) and compactions", () => {
+  const words = ["sqlite", "wal", "mode", "node", "timeouts", "retrying", "deadlock", "connection", "connected", "x86", "café"];
+  // A word of a-z per number: far more of them than the memo keeps (it empties at 100,000 words).
+  const letters = (n: number) => {
+    let out = "";
+    for (let i = 0; i < 5; i++, n = Math.floor(n / 26)) out += String.fromCharCode(97 + (n % 26));
+    return `zq${out}`;
+  };
+  const flood = (from: number, count: number) => Array.from({ length: count }, (_, i) => letters(from + i)).join(" ");
+  const fromStrings = new MemoryIndex(5);
+  const fromCounts = new MemoryIndex(5);
+  let key = 0;
+  const stored = new Map<number, string>();
+  const add = (title: string, body: string) => {
+    const vector = termVector(title, ["node"], body);
+    stored.set(key, encodeVector(vector));
+    fromStrings.add(key, encodeVector(vector));
+    fromCounts.add(key, vector);
+    key++;
+  };
+  const read = (index: MemoryIndex, term: string) => {
+    const list = index.postings(term);
+    if (!list) return null;
+    const out: number[][] = [];
+    for (const cursor = new PostingCursor(list); cursor.next(); ) out.push([cursor.ordinal, cursor.title, cursor.tags, cursor.body]);
+    return out;
+  };
+  const check = () => {
+    const terms = new Set<string>();
+    for (const w of [...words, letters(3), letters(60_000), letters(150_000)]) for (const term of termVector("", [], w).counts.keys()) terms.add(term);
+    for (const term of terms) expect(read(fromCounts, term)).toEqual(read(fromStrings, term));
+    expect(fromCounts.lengthSums).toEqual(fromStrings.lengthSums);
+  };
+  // The first terms, only in the first note: gone at the compaction, so every later term's id changes.
+  add("firstly", "onlyfirst");
+  // Words in one order, then (after the memo empties) in another, so that their new indexes name other words' terms before.
+  for (let i = 0; i < 20; i++) add(words[i % words.length], words.slice(i % 5).join(" "));
+  add("flood", flood(0, 60_000));
+  add("flood", flood(60_000, 60_000)); // the memo empties while this note is analysed
+  for (let i = 0; i < 20; i++) add(words[(7 * i + 3) % words.length], [...words].reverse().slice(i % 4).join(" "));
+  check();
+  add("flood", flood(120_000, 90_000)); // and again
+  for (let i = 0; i < 20; i++) add(words[(3 * i) % words.length], words.slice(i % 3).join(" "));
+  check();
+  // Compaction renumbers the terms: the floods' terms go (no note holds them), and so do the first notes.
+  for (const [k, vector] of stored) {
+    if (k >= 21 && !vector.includes(" zq")) continue;
+    for (const index of [fromStrings, fromCounts]) expect(index.remove(k, vector)).toBe(true);
+  }
+  for (const index of [fromStrings, fromCounts]) index.compact();
+  expect(fromCounts.termCount).toBe(fromStrings.termCount);
+  expect(fromCounts.termCount).toBeLessThan(1000);
+  for (let i = 0; i < 20; i++) add(words[(5 * i) % words.length], [...words].reverse().slice(i % 6).join(" "));
+  check();
+}, 60_000);

@@ -6,7 +6,7 @@
 // vectors (vector.ts) and kept level with the database by the engine (which
 // feeds it every add and remove in commit order); ranked by maxscore.ts. One
 // instance per store: nothing here is shared between connections or processes.
-import type { Fields } from "./analyzer.ts";
+import type { Fields, TermVector } from "./analyzer.ts";
 import { weightedFrequencyOf } from "./ranking.ts";
 import { TermTable } from "./term-table.ts";
 import { BLOCK, BLOCK_SHIFT, roundUp, TermPostings } from "./term-postings.ts";
@@ -73,6 +73,13 @@ export class MemoryIndex {
   private stagedOrdinal = new Int32Array(64);
   private stagedCounts = new Int32Array(3 * 64);
   private stagedNext = new Int32Array(64);
+  /**
+   * Per word of the analyser's word memo (by its index there), the id + 1 of
+   * the term it gives (0: not known yet), while the memo's generation is
+   * `wordGeneration`; emptied when ids change (compact()).
+   */
+  private idOfWord = new Int32Array(0);
+  private wordGeneration = -1;
   /** Per term id while grouping: its first and last staged posting (-1: none). */
   private firstStaged = new Int32Array(64).fill(-1);
   private lastStaged = new Int32Array(64);
@@ -131,24 +138,48 @@ export class MemoryIndex {
     this.fieldLengths.set(lengths, 3 * ordinal);
     for (let f = 0; f < 3; f++) this.lengthSums[f] += lengths[f];
     this.notes++;
-    if (typeof vector === "string") {
-      this.stageStored(vector, ordinal);
-    } else {
-      for (const [term, counts] of vector.counts) this.stage(term, ordinal, counts[0], counts[1], counts[2]);
-    }
+    if (typeof vector === "string") this.stageStored(vector, ordinal);
+    else this.stageAnalysed(vector, ordinal);
     if (++this.stagedNotes >= this.stageNotes || this.staged >= STAGE_POSTINGS) this.flush();
     return true;
   }
 
-  /** Records a posting to append (by flush) under its term's id; a new term gets its (empty) postings now. */
-  private stage(term: string, ordinal: number, title: number, tags: number, body: number): void {
-    let id = this.termIds.get(term);
-    if (id < 0) id = this.newTerm(term, new TermPostings(8));
-    this.stageId(id, ordinal, title, tags, body);
+  /**
+   * Stages the postings of a vector this process analysed: each term's id
+   * found by the word memo's index of a word it came from (analyzer.ts), in
+   * `idOfWord`, without hashing the term; the table only for a word not seen
+   * since the memo or the ids changed. A new term gets its (empty) postings now.
+   */
+  private stageAnalysed(vector: TermVector, ordinal: number): void {
+    const words = vector.memoWords;
+    if (words !== null && vector.memoGeneration !== this.wordGeneration) {
+      this.idOfWord.fill(0);
+      this.wordGeneration = vector.memoGeneration;
+    }
+    let i = 0;
+    for (const [term, counts] of vector.counts) {
+      const word = words === null ? -1 : words[i++];
+      let id = word >= 0 && word < this.idOfWord.length ? this.idOfWord[word] - 1 : -1;
+      if (id < 0) {
+        id = this.termIds.get(term);
+        if (id < 0) id = this.newTerm(term, new TermPostings(8));
+        if (word >= 0) this.rememberWord(word, id);
+      }
+      this.stageId(id, ordinal, counts[0], counts[1], counts[2]);
+    }
+  }
+
+  private rememberWord(word: number, id: number): void {
+    if (word >= this.idOfWord.length) {
+      const grown = new Int32Array(Math.max(1024, 2 * this.idOfWord.length, word + 1));
+      grown.set(this.idOfWord);
+      this.idOfWord = grown;
+    }
+    this.idOfWord[word] = id + 1;
   }
 
   /**
-   * stage() for every term of a stored vector (read by vector.ts's
+   * Stages the postings of every term of a stored vector (read by vector.ts's
    * forEachTermAt), each term found in the table by its characters in the
    * vector: a string of its own only for a term new to the index. A build
    * adds every stored note this way (docs/benchmarks.md, "Stored vectors
@@ -373,7 +404,7 @@ export class MemoryIndex {
    * posting takes (checked after every add: it does not append them).
    */
   get bytes(): number {
-    const staging = this.stagedTerm.length * 28 + this.firstStaged.length * 8 + this.staged * POSTING_BYTES;
+    const staging = this.stagedTerm.length * 28 + this.firstStaged.length * 8 + this.idOfWord.length * 4 + this.staged * POSTING_BYTES;
     return this.postingBytes + staging + this.byId.length * TERM_BYTES + this.keys.length * NOTE_ARRAYS_BYTES + this.ordinalOfKey.size * NOTE_BYTES;
   }
 
@@ -454,6 +485,7 @@ export class MemoryIndex {
       next++;
     }
     this.live.fill(0, next, this.nextOrdinal);
+    this.idOfWord.fill(0);
     this.nextOrdinal = next;
     this.removed = 0;
     this.postingBytes = 0;
