@@ -8,6 +8,7 @@
 // instance per store: nothing here is shared between connections or processes.
 import type { Fields, TermVector } from "./analyzer.ts";
 import { weightedFrequencyOf } from "./ranking.ts";
+import { PostingStage } from "./posting-stage.ts";
 import { TermTable } from "./term-table.ts";
 import { BLOCK, BLOCK_SHIFT, roundUp, TermPostings } from "./term-postings.ts";
 import { forEachTerm, forEachTermAt, lengthsOf, type IndexedVector } from "./vector.ts";
@@ -38,15 +39,14 @@ const NOTE_BYTES = 100;
 const NOTE_ARRAYS_BYTES = 8 + 12 + 1 + 8 + 4;
 
 /**
- * Notes whose postings are staged before they are appended (see `stage`): a
- * write's terms are looked up at once, and the postings appended term by
- * term, each term's pending postings together, at the next read of the
- * postings or once this many notes are waiting (docs/search-index.md, "Adding
- * a note").
+ * Notes whose postings are staged before they are appended (posting-stage.ts):
+ * a write's terms are looked up at once, and the postings appended term by
+ * term, each term's pending postings together, when a read needs that term
+ * or once this many notes are waiting (docs/search-index.md, "Adding a note").
  */
-const STAGE_NOTES = 64;
-/** Or once this many postings are (long notes, e.g. CJK, hold thousands of terms each: the staging arrays stay small). */
-const STAGE_POSTINGS = 1 << 15;
+const STAGE_NOTES = 1024;
+/** Or once this many postings are (the staging arrays stay small; what appending them all at once takes stays short). */
+const STAGE_POSTINGS = 1 << 16;
 
 /** The postings of every term, each note's field lengths, and the corpus sizes. */
 export class MemoryIndex {
@@ -62,17 +62,8 @@ export class MemoryIndex {
   private nextOrdinal = 0;
   private removed = 0;
   private postingBytes = 0;
-  /**
-   * Postings added but not yet appended, in the order added: per posting its
-   * term id, ordinal and counts (title, tags, body), and the next staged
-   * posting of the same term (-1: none) while they are grouped.
-   */
-  private staged = 0;
-  private stagedNotes = 0;
-  private stagedTerm = new Int32Array(64);
-  private stagedOrdinal = new Int32Array(64);
-  private stagedCounts = new Int32Array(3 * 64);
-  private stagedNext = new Int32Array(64);
+  /** Postings added but not yet appended to their terms' lists. */
+  private readonly stage = new PostingStage();
   /**
    * Per word of the analyser's word memo (by its index there), the id + 1 of
    * the term it gives (0: not known yet), while the memo's generation is
@@ -80,9 +71,6 @@ export class MemoryIndex {
    */
   private idOfWord = new Int32Array(0);
   private wordGeneration = -1;
-  /** Per term id while grouping: its first and last staged posting (-1: none). */
-  private firstStaged = new Int32Array(64).fill(-1);
-  private lastStaged = new Int32Array(64);
   /** The similar-notes lookup's per-note scratch (similar-memory.ts): partial scores, all zero between queries, and the notes touched. */
   private accumulators = new Float64Array(0);
   private touchedList = new Int32Array(0);
@@ -128,8 +116,10 @@ export class MemoryIndex {
 
   /**
    * Adds a note from its vector; false (and nothing changes) when the key is
-   * already held. Its postings are staged (see `flush`): every method that
-   * reads postings or term counts appends them first.
+   * already held. Its postings are staged (posting-stage.ts): every method
+   * that reads a term's postings or count appends that term's first, and
+   * those that read every term (compact, trim, postingsBytes, termEntries)
+   * append them all (`flush`).
    */
   add(key: number, vector: IndexedVector): boolean {
     if (this.ordinalOfKey.has(key)) return false;
@@ -140,7 +130,7 @@ export class MemoryIndex {
     this.notes++;
     if (typeof vector === "string") this.stageStored(vector, ordinal);
     else this.stageAnalysed(vector, ordinal);
-    if (++this.stagedNotes >= this.stageNotes || this.staged >= STAGE_POSTINGS) this.flush();
+    if (++this.stage.notes >= this.stageNotes || this.stage.size >= STAGE_POSTINGS) this.flush();
     return true;
   }
 
@@ -165,7 +155,7 @@ export class MemoryIndex {
         if (id < 0) id = this.newTerm(term, new TermPostings(8));
         if (word >= 0) this.rememberWord(word, id);
       }
-      this.stageId(id, ordinal, counts[0], counts[1], counts[2]);
+      this.stage.add(id, ordinal, counts[0], counts[1], counts[2]);
     }
   }
 
@@ -189,81 +179,45 @@ export class MemoryIndex {
     forEachTermAt(vector, (start, end, title, tags, body) => {
       let id = this.termIds.getIn(vector, start, end);
       if (id < 0) id = this.newTerm(vector.slice(start, end), new TermPostings(8));
-      this.stageId(id, ordinal, title, tags, body);
+      this.stage.add(id, ordinal, title, tags, body);
     });
   }
 
-  private stageId(id: number, ordinal: number, title: number, tags: number, body: number): void {
-    const at = this.staged++;
-    if (at === this.stagedTerm.length) this.growStaging();
-    this.stagedTerm[at] = id;
-    this.stagedOrdinal[at] = ordinal;
-    this.stagedCounts[3 * at] = title;
-    this.stagedCounts[3 * at + 1] = tags;
-    this.stagedCounts[3 * at + 2] = body;
-  }
-
-  private growStaging(): void {
-    const capacity = 2 * this.stagedTerm.length;
-    const grow = (from: Int32Array, size: number) => {
-      const grown = new Int32Array(size);
-      grown.set(from);
-      return grown;
-    };
-    this.stagedTerm = grow(this.stagedTerm, capacity);
-    this.stagedOrdinal = grow(this.stagedOrdinal, capacity);
-    this.stagedCounts = grow(this.stagedCounts, 3 * capacity);
-    this.stagedNext = new Int32Array(capacity);
-  }
-
   /**
-   * Appends the staged postings, one term at a time (each term's postings in
+   * Appends every staged posting, one term at a time (each term's postings in
    * the order added, so ordinals ascend): a term held by several of the
    * staged notes has its postings, arrays and bound touched once for all of
    * them, not once per note (the write side's cost is memory latency:
    * docs/benchmarks.md).
    */
   flush(): void {
-    const count = this.staged;
-    if (count === 0) return;
-    const terms = this.stagedTerm;
-    const next = this.stagedNext;
-    const first = this.firstStaged;
-    const last = this.lastStaged;
-    const touched: number[] = [];
-    for (let at = 0; at < count; at++) {
-      const id = terms[at];
-      next[at] = -1;
-      if (first[id] < 0) {
-        first[id] = at;
-        touched.push(id);
-      } else next[last[id]] = at;
-      last[id] = at;
-    }
-    const ordinals = this.stagedOrdinal;
-    const counts = this.stagedCounts;
+    if (this.stage.size === 0) return;
+    this.stage.drain((id) => this.appendStaged(id));
+  }
+
+  /** Appends the staged postings of term `id` not appended yet. */
+  private appendStaged(id: number): void {
+    const stage = this.stage;
+    const from = stage.take(id);
+    if (from < 0) return;
+    const { ordinal: ordinals, counts, next } = stage;
     const lengths = this.fieldLengths;
+    const postings = this.byId[id];
+    const averages = postings.boundAverages;
     let grown = 0;
-    for (const id of touched) {
-      const postings = this.byId[id];
-      const averages = postings.boundAverages;
-      for (let at = first[id]; at >= 0; at = next[at]) {
-        const ordinal = ordinals[at];
-        const title = counts[3 * at];
-        const tags = counts[3 * at + 1];
-        const body = counts[3 * at + 2];
-        grown += postings.push(ordinal, title, tags, body);
-        postings.notes++;
-        if (averages) {
-          const o = 3 * ordinal;
-          postings.raiseBound(weightedFrequencyOf(title, tags, body, lengths[o], lengths[o + 1], lengths[o + 2], averages));
-        }
+    for (let at = from; at >= 0; at = next[at]) {
+      const ordinal = ordinals[at];
+      const title = counts[3 * at];
+      const tags = counts[3 * at + 1];
+      const body = counts[3 * at + 2];
+      grown += postings.push(ordinal, title, tags, body);
+      postings.notes++;
+      if (averages) {
+        const o = 3 * ordinal;
+        postings.raiseBound(weightedFrequencyOf(title, tags, body, lengths[o], lengths[o + 1], lengths[o + 2], averages));
       }
-      first[id] = -1;
     }
     this.postingBytes += grown;
-    this.staged = 0;
-    this.stagedNotes = 0;
   }
 
   /**
@@ -273,7 +227,6 @@ export class MemoryIndex {
   remove(key: number, vector: string): boolean {
     const ordinal = this.ordinalOfKey.get(key);
     if (ordinal === undefined) return false;
-    this.flush();
     this.ordinalOfKey.delete(key);
     this.live[ordinal] = 0;
     this.removed++;
@@ -281,7 +234,10 @@ export class MemoryIndex {
     for (let f = 0; f < 3; f++) this.lengthSums[f] -= this.fieldLengths[3 * ordinal + f];
     forEachTerm(vector, (term) => {
       const id = this.termIds.get(term);
-      if (id >= 0) this.byId[id].notes--;
+      if (id < 0) return;
+      // Its staged postings (this note's among them, maybe) first: the count is of appended postings.
+      this.appendStaged(id);
+      this.byId[id].notes--;
     });
     if (this.removed > 1024 && this.removed > this.nextOrdinal / 4) this.compact();
     return true;
@@ -297,11 +253,12 @@ export class MemoryIndex {
     return this.termPostings(term)?.notes ?? 0;
   }
 
-  /** A term's postings with every staged posting appended (live notes or not). */
+  /** A term's postings with its staged postings appended (live notes or not). */
   private termPostings(term: string): TermPostings | undefined {
-    this.flush();
     const id = this.termIds.get(term);
-    return id < 0 ? undefined : this.byId[id];
+    if (id < 0) return undefined;
+    this.appendStaged(id);
+    return this.byId[id];
   }
 
   /** Every term in code-unit order, but for `newTerms`: those added since, merged in when a lookup finds them many. */
@@ -315,18 +272,12 @@ export class MemoryIndex {
     this.termOf.push(term);
     this.newTerms.push(term);
     this.postingBytes += postings.bytes;
-    if (id === this.firstStaged.length) {
-      const first = new Int32Array(2 * id).fill(-1);
-      first.set(this.firstStaged);
-      this.firstStaged = first;
-      this.lastStaged = new Int32Array(2 * id);
-    }
+    this.stage.addTerm(id);
     return id;
   }
 
   /** Terms in [from, to) that live notes hold, with how many (typo correction). */
   vocabulary(from: string, to: string): { term: string; doc: number }[] {
-    this.flush();
     if (this.newTerms.length > 1024) {
       this.sortedTerms = mergeSorted(this.sortedTerms, this.newTerms.sort());
       this.newTerms = [];
@@ -404,7 +355,7 @@ export class MemoryIndex {
    * posting takes (checked after every add: it does not append them).
    */
   get bytes(): number {
-    const staging = this.stagedTerm.length * 28 + this.firstStaged.length * 8 + this.idOfWord.length * 4 + this.staged * POSTING_BYTES;
+    const staging = this.stage.bytes + this.idOfWord.length * 4 + this.stage.size * POSTING_BYTES;
     return this.postingBytes + staging + this.byId.length * TERM_BYTES + this.keys.length * NOTE_ARRAYS_BYTES + this.ordinalOfKey.size * NOTE_BYTES;
   }
 
@@ -414,10 +365,11 @@ export class MemoryIndex {
    * returned. It is kept with the averages it was computed under; the factor
    * is how much any field average has grown since (a field's normalised
    * frequency grows at most in proportion to its average); past BOUND_DRIFT it
-   * is computed again.
+   * is computed again. `postings` as postings() returned it: its staged
+   * postings appended then, and any appended later raise the bounds as they
+   * come (appendStaged).
    */
   bounds(postings: TermPostings, averages: Fields<number>): number {
-    this.flush();
     const cachedUnder = postings.boundAverages;
     if (cachedUnder) {
       let drift = 1;
