@@ -46,7 +46,7 @@ const NOTE_ARRAYS_BYTES = 8 + 12 + 1 + 8 + 4;
  */
 const STAGE_NOTES = 1024;
 /** Or once this many postings are (the staging arrays stay small; what appending them all at once takes stays short). */
-const STAGE_POSTINGS = 1 << 16;
+const STAGE_POSTINGS = 1 << 15;
 
 /** The postings of every term, each note's field lengths, and the corpus sizes. */
 export class MemoryIndex {
