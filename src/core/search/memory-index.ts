@@ -42,9 +42,11 @@ const NOTE_ARRAYS_BYTES = 8 + 12 + 1 + 8 + 4;
  * Notes whose postings are staged before they are appended (posting-stage.ts):
  * a write's terms are looked up at once, and the postings appended term by
  * term, each term's pending postings together, when a read needs that term
- * or once this many notes are waiting (docs/search-index.md, "Adding a note").
+ * or once this many notes are waiting (docs/search-index.md, "Adding a note":
+ * a larger stage touched fewer lists on a server's writes but made the build,
+ * a tight loop of adds, slower: its staging arrays no longer stayed in cache).
  */
-const STAGE_NOTES = 1024;
+const STAGE_NOTES = 64;
 /** Or once this many postings are (the staging arrays stay small; what appending them all at once takes stays short). */
 const STAGE_POSTINGS = 1 << 15;
 
