@@ -5,7 +5,9 @@
 // (each batch analysed just before, untimed, as a write hands them on) in batches of
 // 16, the way a group commit's catch-up does, and prints the CPU per note and
 // per term. Variants run side by side, each on its own index, in alternating rounds:
-//   bun bench/index-add.ts --dir /tmp/h100k [--notes 1000] [--rounds 3] [--variants "src=/path/to/an/export|src=.|src=. flush=batch"]
+//   bun bench/index-add.ts --dir /tmp/h100k [--notes 1000] [--rounds 3] [--variants "src=/path/to/an/export|src=.|src=. flush=batch"] [--suffix]
+// (--suffix: each title ends with " T-N" as bench/writes.ts's requests do, T 0 or 1 and N
+// counting up, so about every other note brings a term new to the index, as there);
 // (stage=N: notes staged at most; flush=batch: the staged postings appended after every batch, as when a
 // search or similar-notes lookup follows each group commit; otherwise at the
 // end of a round).
@@ -19,6 +21,7 @@ const dir = args.dir ?? "/tmp/h100k";
 const count = Number(args.notes ?? 1000);
 const rounds = Number(args.rounds ?? 3);
 const batch = 16;
+const suffix = "suffix" in args;
 const here = resolve(import.meta.dir, "..");
 const variants = (args.variants ?? "src=.").split("|").map((spec) => {
   const pairs = spec.trim().split(/\s+/).map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)]);
@@ -61,6 +64,7 @@ for (let r = 0; r < rounds; r++) {
       const group = new Map<number, Loose>();
       for (let i = at; i < Math.min(at + batch, count); i++) {
         const note = headNote(`cairn-index-add-${r}`, i);
+        if (suffix) note.title += ` ${i % 2}-${Math.floor((r * count + i) / 2) + 1}`;
         const vector = noteVector(note.title, note.tags, note.body).terms;
         terms += vector.counts.size;
         group.set(firstKey + r * count + i, vector);
@@ -75,7 +79,7 @@ for (let r = 0; r < rounds; r++) {
   }
 }
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-console.log(`${vectors.length} stored notes, then ${count} head-heavy notes a round in batches of ${batch}, ${rounds} rounds alternating; load ${(await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" ")}, ${new Date().toISOString()}`);
+console.log(`${vectors.length} stored notes, then ${count} head-heavy notes${suffix ? " (titles suffixed)" : ""} a round in batches of ${batch}, ${rounds} rounds alternating; load ${(await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" ")}, ${new Date().toISOString()}`);
 console.log("| variant | build s | CPU µs a note by round | µs a term by round | median µs a note |\n|---|---|---|---|---|");
 for (const [v, { name }] of variants.entries()) {
   const list = (key: "cpu" | "perTerm") => results[v].map((x) => x[key].toFixed(key === "cpu" ? 0 : 3)).join(", ");

@@ -3,7 +3,9 @@
 // notes through SqliteStore.createNote, 16 at a time (one group commit each), on a
 // fresh copy of the directory's database, in alternating rounds. Printed per round:
 // notes/s, the process's CPU a note (every thread) and the main thread's (the one
-// that serves requests; from /proc, so a checkpoint worker's CPU is not in it).
+// that serves requests; from /proc, so a checkpoint worker's CPU is not in it), and
+// the wall time a note's MemoryIndex.add took on it (its analysed vector's postings
+// staged, and every ~190 notes all appended), between the write's SQLite work as on a server.
 //   bun bench/write-cpu.ts --dir /tmp/h100k [--notes 3000] [--rounds 3] [--memory] [--warmup 0]
 //     [--variants "src=/path/to/an/export/of/main|src=.|src=. fold=512|src=. pragma=wal_autocheckpoint=0|src=. fts=automerge=16|src=. memory=0"]
 // A variant is a space-separated list of: src=DIR (the source tree whose store is
@@ -42,11 +44,28 @@ function mainThreadCpu(): number {
   return (Number(fields[11]) + Number(fields[12])) * 10_000;
 }
 
-const results = variants.map(() => [] as { rate: number; cpu: number; main: number }[]);
+/** Wall ms spent in MemoryIndex.add of analysed vectors (a write's own notes) this round. */
+let addMs = 0;
+// biome-ignore lint: a class of another source tree
+function timeAdds(MemoryIndex: any): void {
+  const proto = MemoryIndex.prototype;
+  if (proto.timedByBench) return;
+  const add = proto.add;
+  proto.timedByBench = true;
+  proto.add = function (key: number, vector: unknown) {
+    if (typeof vector === "string") return add.call(this, key, vector);
+    const started = performance.now();
+    const added = add.call(this, key, vector);
+    addMs += performance.now() - started;
+    return added;
+  };
+}
+const results = variants.map(() => [] as { rate: number; cpu: number; main: number; add: number }[]);
 for (let r = 0; r < rounds; r++) {
   for (const [v, { settings }] of variants.entries()) {
     const src = resolve(here, settings.src ?? ".");
     const { SqliteStore } = await import(join(src, "src/store/sqlite/store.ts"));
+    timeAdds((await import(join(src, "src/core/search/memory-index.ts"))).MemoryIndex);
     const work = mkdtempSync(join(tmpdir(), "cairn-write-cpu-"));
     copyFileSync(join(dir, "cairn.db"), join(work, "cairn.db"));
     const on = settings.memory === undefined ? memory : settings.memory === "1";
@@ -69,21 +88,22 @@ for (let r = 0; r < rounds; r++) {
     };
     await Promise.all(Array.from({ length: batch }, create)); // prepares every statement
     while (n < batch + warmup) await Promise.all(Array.from({ length: batch }, create));
+    addMs = 0;
     const started = performance.now();
     const cpu = process.cpuUsage();
     const main = mainThreadCpu();
     for (let done = 0; done < count; done += batch) await Promise.all(Array.from({ length: batch }, create));
     const wall = performance.now() - started;
     const used = process.cpuUsage(cpu);
-    results[v].push({ rate: (count / wall) * 1000, cpu: (used.user + used.system) / count, main: (mainThreadCpu() - main) / count });
+    results[v].push({ rate: (count / wall) * 1000, cpu: (used.user + used.system) / count, main: (mainThreadCpu() - main) / count, add: (addMs * 1000) / count });
     await store.close();
     rmSync(work, { recursive: true, force: true });
   }
 }
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 console.log(`${count} head-heavy notes a round (after ${warmup} uncounted) in batches of ${batch}${memory ? ", postings on" : ""}, ${rounds} rounds alternating; load ${(await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" ")}, ${new Date().toISOString()}`);
-console.log("| variant | notes/s by round | CPU µs a note by round | main thread µs a note by round | median main thread |\n|---|---|---|---|---|");
+console.log("| variant | notes/s by round | CPU µs a note by round | main thread µs a note by round | median main thread | MemoryIndex.add µs a note by round (wall) |\n|---|---|---|---|---|---|");
 for (const [v, { name }] of variants.entries()) {
-  const list = (key: "rate" | "cpu" | "main") => results[v].map((x) => x[key].toFixed(0)).join(", ");
-  console.log(`| ${name} | ${list("rate")} | ${list("cpu")} | ${list("main")} | ${median(results[v].map((x) => x.main)).toFixed(0)} |`);
+  const list = (key: "rate" | "cpu" | "main" | "add") => results[v].map((x) => x[key].toFixed(0)).join(", ");
+  console.log(`| ${name} | ${list("rate")} | ${list("cpu")} | ${list("main")} | ${median(results[v].map((x) => x.main)).toFixed(0)} | ${list("add")} |`);
 }

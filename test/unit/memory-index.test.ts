@@ -88,6 +88,53 @@ for (const { name, minOps, maxOps, runs } of cases) test(`MaxScore over the post
   );
 });
 
+test("searches between writes see every note added before them: a read appends its terms' staged postings, the rest stay staged (adds, removes of staged notes, compaction)", () => {
+  const queryArb = fc.tuple(fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 4 }), fc.integer({ min: 1, max: 6 })).map(([terms, k]) => ({ kind: "query" as const, terms, k }));
+  const stepArb = fc.oneof({ weight: 4, arbitrary: opArb }, { weight: 2, arbitrary: queryArb });
+  fc.assert(
+    fc.property(fc.array(stepArb, { minLength: 1, maxLength: 150 }), fc.constantFrom(3, 1024), (steps, stageNotes) => {
+      const index = new MemoryIndex(stageNotes);
+      const live = new Map<number, string>();
+      let nextKey = 1;
+      for (const step of steps) {
+        if (step.kind === "add") {
+          const vector = termVector(step.note.title, step.note.tags, step.note.body);
+          expect(index.add(nextKey, vector)).toBe(true);
+          live.set(nextKey++, encodeVector(vector));
+        } else if (step.kind === "remove" && live.size > 0) {
+          const key = [...live.keys()][step.n % live.size];
+          expect(index.remove(key, live.get(key)!)).toBe(true);
+          live.delete(key);
+        } else if (step.kind === "compact") {
+          index.compact();
+        } else if (step.kind === "query") {
+          const distinct = [...new Set(step.terms)];
+          const expected = exhaustive(live, distinct, step.k);
+          // Windows of a few ordinals too: there the (block) bounds prune, so a bound not raised by a later posting shows.
+          for (const shift of [12, 2]) expect(rankInMemory(index, distinct, step.k, undefined, shift).sort((a, b) => b.score - a.score || a.key - b.key)).toEqual(expected);
+          for (const term of distinct) expect(index.notesWith(term)).toBe([...live.values()].filter((vector) => vector.includes(` ${term}:`)).length);
+        }
+      }
+      expect(index.notes).toBe(live.size);
+      for (const term of WORDS) expect(index.notesWith(term)).toBe([...live.values()].filter((vector) => vector.includes(` ${term}:`)).length);
+    }),
+    { numRuns: 200 },
+  );
+});
+
+test("a posting appended after its term's bounds were computed raises them: a later, better note in a block of weaker ones is found", () => {
+  const index = new MemoryIndex();
+  const filler = (n: number) => Array.from({ length: n }, (_, i) => `fq${i}`).join(" ");
+  // Every body 20 terms long (the averages stay put); the first note holds the term twice, the rest once.
+  index.add(0, termVector("t", [], `${filler(18)} xq xq`));
+  for (let key = 1; key < 300; key++) index.add(key, termVector("t", [], `${filler(19)} xq`));
+  expect(rankInMemory(index, ["xq"], 1, undefined, 2).map((r) => r.key)).toEqual([0]);
+  // Staged when the next search comes: appended then, under the bounds computed above.
+  index.add(300, termVector("t", [], `${filler(10)} ${"xq ".repeat(10)}`));
+  expect(rankInMemory(index, ["xq"], 1, undefined, 2).map((r) => r.key)).toEqual([300]);
+  expect(rankInMemory(index, ["xq"], 1).map((r) => r.key)).toEqual([300]);
+});
+
 test("vocabulary: the terms of live notes in a range, with their note counts, through many new terms, removes and a compaction", () => {
   const index = new MemoryIndex();
   const vectors = new Map<number, string>();
@@ -225,3 +272,59 @@ test("a stored vector is added with the same postings as the analysed vector it 
     { numRuns: 300 },
   );
 });
+
+test("an analysed vector's terms are found by the word memo's indexes: the same postings as the stored vector's, across the memo emptying (between notes and within one) and compactions", () => {
+  const words = ["sqlite", "wal", "mode", "node", "timeouts", "retrying", "deadlock", "connection", "connected", "x86", "café"];
+  // A word of a-z per number: far more of them than the memo keeps (it empties at 100,000 words).
+  const letters = (n: number) => {
+    let out = "";
+    for (let i = 0; i < 5; i++, n = Math.floor(n / 26)) out += String.fromCharCode(97 + (n % 26));
+    return `zq${out}`;
+  };
+  const flood = (from: number, count: number) => Array.from({ length: count }, (_, i) => letters(from + i)).join(" ");
+  const fromStrings = new MemoryIndex(5);
+  const fromCounts = new MemoryIndex(5);
+  let key = 0;
+  const stored = new Map<number, string>();
+  const add = (title: string, body: string) => {
+    const vector = termVector(title, ["node"], body);
+    stored.set(key, encodeVector(vector));
+    fromStrings.add(key, encodeVector(vector));
+    fromCounts.add(key, vector);
+    key++;
+  };
+  const read = (index: MemoryIndex, term: string) => {
+    const list = index.postings(term);
+    if (!list) return null;
+    const out: number[][] = [];
+    for (const cursor = new PostingCursor(list); cursor.next(); ) out.push([cursor.ordinal, cursor.title, cursor.tags, cursor.body]);
+    return out;
+  };
+  const check = () => {
+    const terms = new Set<string>();
+    for (const w of [...words, letters(3), letters(60_000), letters(150_000)]) for (const term of termVector("", [], w).counts.keys()) terms.add(term);
+    for (const term of terms) expect(read(fromCounts, term)).toEqual(read(fromStrings, term));
+    expect(fromCounts.lengthSums).toEqual(fromStrings.lengthSums);
+  };
+  // The first terms, only in the first note: gone at the compaction, so every later term's id changes.
+  add("firstly", "onlyfirst");
+  // Words in one order, then (after the memo empties) in another, so that their new indexes name other words' terms before.
+  for (let i = 0; i < 20; i++) add(words[i % words.length], words.slice(i % 5).join(" "));
+  add("flood", flood(0, 60_000));
+  add("flood", flood(60_000, 60_000)); // the memo empties while this note is analysed
+  for (let i = 0; i < 20; i++) add(words[(7 * i + 3) % words.length], [...words].reverse().slice(i % 4).join(" "));
+  check();
+  add("flood", flood(120_000, 90_000)); // and again
+  for (let i = 0; i < 20; i++) add(words[(3 * i) % words.length], words.slice(i % 3).join(" "));
+  check();
+  // Compaction renumbers the terms: the floods' terms go (no note holds them), and so do the first notes.
+  for (const [k, vector] of stored) {
+    if (k >= 21 && !vector.includes(" zq")) continue;
+    for (const index of [fromStrings, fromCounts]) expect(index.remove(k, vector)).toBe(true);
+  }
+  for (const index of [fromStrings, fromCounts]) index.compact();
+  expect(fromCounts.termCount).toBe(fromStrings.termCount);
+  expect(fromCounts.termCount).toBeLessThan(1000);
+  for (let i = 0; i < 20; i++) add(words[(5 * i) % words.length], [...words].reverse().slice(i % 6).join(" "));
+  check();
+}, 60_000);

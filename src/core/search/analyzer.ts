@@ -82,6 +82,10 @@ class WordMemo {
   private pool = new Uint8Array(1 << 20);
   private used = 0;
   private words: string[] = [];
+  /** Times the memo was emptied: a word's index (`index`) names the same word only within one generation. */
+  generation = 0;
+  /** The memo's index of the word stem() last returned (words get 0, 1, 2, … as they are kept), or -1: not kept. */
+  index = -1;
 
   /** The stem of `text`'s characters start..end (a-z only), whose hash is `hash`. */
   stem(text: string, start: number, end: number, hash: number): string {
@@ -97,11 +101,12 @@ class WordMemo {
         const from = slots[at + 2];
         let i = 0;
         while (i < length && pool[from + i] === text.charCodeAt(start + i)) i++;
-        if (i === length) return this.words[slots[at + 1] - 1];
+        if (i === length) return this.words[(this.index = slots[at + 1] - 1)];
       }
     }
     const word = text.slice(start, end);
     const stem = porterStem(word);
+    this.index = -1;
     // A run of letters far longer than any word (a pasted blob) is not kept: it would fill the pool.
     if (length > MAX_MEMO_WORD) return stem;
     if (this.words.length >= STEM_MEMO_WORDS || this.used + length > pool.length) {
@@ -111,6 +116,7 @@ class WordMemo {
     const at = 4 * slot;
     slots[at] = hash;
     slots[at + 1] = this.words.push(stem);
+    this.index = this.words.length - 1;
     slots[at + 2] = this.used;
     slots[at + 3] = length;
     for (let i = 0; i < length; i++) pool[this.used + i] = text.charCodeAt(start + i);
@@ -122,6 +128,7 @@ class WordMemo {
     this.slots.fill(0);
     this.used = 0;
     this.words = [];
+    this.generation++;
   }
 }
 /** Letters of the longest word the word memo keeps. */
@@ -137,7 +144,7 @@ let wordMemo: WordMemo | null = null;
  * the pattern's way, several times faster (a note's analysis was a fifth of a
  * long note's write: docs/benchmarks.md, "Writes of ~2 KB notes").
  */
-function pushAsciiTerms(lower: string, out: string[], skip: ReadonlySet<string> | null): void {
+function pushAsciiTerms(lower: string, out: string[], skip: ReadonlySet<string> | null, words: number[] | null): void {
   const memo = (wordMemo ??= new WordMemo());
   let start = -1;
   let letters = true;
@@ -164,6 +171,7 @@ function pushAsciiTerms(lower: string, out: string[], skip: ReadonlySet<string> 
         term = letters ? memo.stem(lower, from, i, finishHash(h)) : word;
       } else term = letters ? memo.stem(lower, from, i, finishHash(h)) : lower.slice(from, i);
       out.push(term.length > MAX_TERM_LENGTH ? term.slice(0, MAX_TERM_LENGTH) : term);
+      if (words !== null) words.push(letters ? memo.index : -1);
     }
   }
 }
@@ -179,9 +187,18 @@ export function analyze(text: string): string[] {
 
 /** analyze() of a text's words that `skip` does not hold (lower-case words): one pass, no joined copy. */
 export function analyzeWithout(text: string, skip: ReadonlySet<string> | null): string[] {
+  return analyzeInto(text, skip, null);
+}
+
+/**
+ * analyzeWithout(), and when the text is ASCII only, per term the word memo's
+ * index of the word it came from (-1: none) appended to `words`; a text with
+ * other characters appends none.
+ */
+function analyzeInto(text: string, skip: ReadonlySet<string> | null, words: number[] | null): string[] {
   const out: string[] = [];
   const lower = text.toLowerCase();
-  if (!NON_ASCII.test(lower)) pushAsciiTerms(lower, out, skip);
+  if (!NON_ASCII.test(lower)) pushAsciiTerms(lower, out, skip, words);
   else for (const match of lower.matchAll(WORD)) if (!skip?.has(match[0])) pushWordTerms(match[0], out);
   return out;
 }
@@ -194,20 +211,41 @@ export const FIELD_NAMES: Fields<string> = ["title", "tags", "body"];
 export interface TermVector {
   lengths: Fields<number>;
   counts: Map<string, Fields<number>>;
+  /**
+   * Per term of `counts`, in its order, the word memo's index of a word it
+   * came from (-1: none), valid while the memo's generation is
+   * `memoGeneration`; null when the analysis could not tell. The in-memory
+   * postings find an analysed term's id by it without hashing the term
+   * (memory-index.ts; docs/search-index.md, "Adding a note").
+   */
+  memoWords: number[] | null;
+  memoGeneration: number;
 }
 
 export function termVector(title: string, tags: string[], body: string): TermVector {
   const counts = new Map<string, Fields<number>>();
   const lengths: Fields<number> = [0, 0, 0];
   const texts = [title, tags.join(" "), body];
+  const memo = (wordMemo ??= new WordMemo());
+  const memoGeneration = memo.generation;
+  let memoWords: number[] | null = [];
+  const fieldWords: number[] = [];
   for (let field = 0; field < 3; field++) {
-    const terms = analyze(texts[field]);
+    fieldWords.length = 0;
+    const terms = analyzeInto(texts[field], null, fieldWords);
+    const known = fieldWords.length === terms.length;
     lengths[field] = terms.length;
-    for (const term of terms) {
+    for (let i = 0; i < terms.length; i++) {
+      const term = terms[i];
       let entry = counts.get(term);
-      if (!entry) counts.set(term, (entry = [0, 0, 0]));
+      if (!entry) {
+        counts.set(term, (entry = [0, 0, 0]));
+        memoWords.push(known ? fieldWords[i] : -1);
+      }
       entry[field]++;
     }
   }
-  return { lengths, counts };
+  // Emptied while analysing: the indexes taken before name other words now.
+  if (memo.generation !== memoGeneration) memoWords = null;
+  return { lengths, counts, memoWords, memoGeneration };
 }

@@ -1,16 +1,20 @@
 // In-memory postings of the search index, engine-neutral (docs/design.md,
 // "Search"; the layout: docs/search-index.md, "In-memory postings"): for each
-// index term, the notes holding it in insertion order with the term's count in
-// each field, compressed (ordinal gaps and counts as variable-length bytes, a
-// skip entry every BLOCK postings), plus each note's field lengths and the
-// corpus sums. Built from the stored term vectors (vector.ts) and kept level
-// with the database by the engine (which feeds it every add and remove in
-// commit order); ranked by maxscore.ts. One instance per store: nothing here
-// is shared between connections or processes.
-import type { Fields } from "./analyzer.ts";
+// index term, the notes holding it in insertion order with the term's count
+// in each field, compressed (one term's list: term-postings.ts), plus each
+// note's field lengths and the corpus sums. Built from the stored term
+// vectors (vector.ts) and kept level with the database by the engine (which
+// feeds it every add and remove in commit order); ranked by maxscore.ts. One
+// instance per store: nothing here is shared between connections or processes.
+import type { Fields, TermVector } from "./analyzer.ts";
 import { weightedFrequencyOf } from "./ranking.ts";
+import { PostingStage } from "./posting-stage.ts";
 import { TermTable } from "./term-table.ts";
+import { BLOCK, BLOCK_SHIFT, roundUp, TermPostings } from "./term-postings.ts";
 import { forEachTerm, forEachTermAt, lengthsOf, type IndexedVector } from "./vector.ts";
+
+// One term's postings and their cursor live in term-postings.ts; re-exported for the readers.
+export { BLOCK_SHIFT, PostingCursor, TermPostings } from "./term-postings.ts";
 
 /**
  * A cached largest weighted frequency stays a bound while the field averages
@@ -18,10 +22,6 @@ import { forEachTerm, forEachTermAt, lengthsOf, type IndexedVector } from "./vec
  * largest is computed again over the postings.
  */
 const BOUND_DRIFT = 1.05;
-
-/** Postings per block: each complete block has a skip entry (its last ordinal, where the next block starts). */
-export const BLOCK_SHIFT = 7;
-const BLOCK = 1 << BLOCK_SHIFT;
 
 /**
  * What a posting takes, for sizing an index before building it (see
@@ -39,318 +39,15 @@ const NOTE_BYTES = 100;
 const NOTE_ARRAYS_BYTES = 8 + 12 + 1 + 8 + 4;
 
 /**
- * The notes holding one term, by ordinal (ascending: ordinals are handed out
- * in commit order). Each posting is written as
- *   varint(gap · 4 + c)                      c < 3: the term is in the body only, c + 1 times
- *   varint(gap · 4 + 3) varint(body · 2 + f) [varint(title) varint(tags) when f = 1]
- * where gap is the ordinal minus the previous posting's (the first: ordinal + 1).
- */
-export class TermPostings {
-  data: Uint8Array;
-  /** Bytes of `data` in use. */
-  length = 0;
-  /** Postings written (live or not). */
-  size = 0;
-  /** Live notes holding the term (postings of removed notes stay until the next compaction). */
-  notes = 0;
-  /** The last posting's ordinal. */
-  last = -1;
-  /** Per complete block: its last ordinal and the byte where the next block starts. */
-  skips: Int32Array | null = null;
-  /** The largest weighted frequency among the postings under `boundAverages` (a bound: removed notes may have held it). */
-  maxWeighted = 0;
-  /** The field averages the bound was computed under; null: not computed yet. */
-  boundAverages: Fields<number> | null = null;
-  /** The same bound per block of BLOCK postings (rounded up to a float32), under `boundAverages`; null until computed. */
-  blockMax: Float32Array | null = null;
-
-  /** Raises the bounds for the last posting's weighted frequency (under `boundAverages`). */
-  raiseBound(weighted: number): void {
-    if (weighted > this.maxWeighted) this.maxWeighted = weighted;
-    const block = (this.size - 1) >> BLOCK_SHIFT;
-    if (!this.blockMax || block >= this.blockMax.length) {
-      const grown = new Float32Array(Math.max(4, 2 * (block + 1)));
-      if (this.blockMax) grown.set(this.blockMax);
-      this.blockMax = grown;
-    }
-    const bound = roundUp(weighted);
-    if (bound > this.blockMax[block]) this.blockMax[block] = bound;
-  }
-
-  constructor(capacityBytes: number) {
-    this.data = new Uint8Array(capacityBytes);
-  }
-
-  /** Grows `data` to hold `more` bytes past `length`; returns the bytes added. */
-  private grow(more: number): number {
-    const before = this.data.length;
-    const grown = new Uint8Array(Math.max(this.length + more, Math.ceil(before * 1.5), 8));
-    grown.set(this.data.subarray(0, this.length));
-    this.data = grown;
-    return grown.length - before;
-  }
-
-  /** Writes `value` as a varint at `at`; returns where the next byte goes. */
-  private static varint(data: Uint8Array, at: number, value: number): number {
-    let v = value;
-    while (v >= 128) {
-      data[at++] = (v & 127) | 128;
-      v >>>= 7;
-    }
-    data[at++] = v;
-    return at;
-  }
-
-  /** Appends a posting (`ordinal` above every one held); returns the bytes the arrays grew by. */
-  push(ordinal: number, title: number, tags: number, body: number): number {
-    // At most four varints of five bytes.
-    let grown = this.length + 20 > this.data.length ? this.grow(20) : 0;
-    const data = this.data;
-    const gap = ordinal - this.last;
-    let at = this.length;
-    if (title === 0 && tags === 0 && body >= 1 && body <= 3) {
-      // The common case: body only, one to three times, in one varint.
-      at = TermPostings.varint(data, at, gap * 4 + body - 1);
-    } else {
-      at = TermPostings.varint(data, at, gap * 4 + 3);
-      const more = title > 0 || tags > 0;
-      at = TermPostings.varint(data, at, body * 2 + (more ? 1 : 0));
-      if (more) {
-        at = TermPostings.varint(data, at, title);
-        at = TermPostings.varint(data, at, tags);
-      }
-    }
-    this.length = at;
-    this.last = ordinal;
-    this.size++;
-    if ((this.size & (BLOCK - 1)) === 0) {
-      const block = (this.size >> BLOCK_SHIFT) - 1;
-      if (!this.skips || this.skips.length < 2 * block + 2) {
-        const skips = new Int32Array(Math.max(8, 2 * (block + 1) * 2));
-        if (this.skips) skips.set(this.skips);
-        grown += (skips.length - (this.skips?.length ?? 0)) * 4;
-        this.skips = skips;
-      }
-      this.skips[2 * block] = ordinal;
-      this.skips[2 * block + 1] = this.length;
-    }
-    return grown;
-  }
-
-  /** Bytes held by the arrays. */
-  get bytes(): number {
-    return this.data.length + (this.skips ? this.skips.length * 4 : 0);
-  }
-
-  /** Shrinks the arrays to what they hold; returns the bytes freed. */
-  trim(): number {
-    const before = this.bytes;
-    if (this.data.length > this.length) this.data = this.data.slice(0, this.length);
-    const blocks = this.size >> BLOCK_SHIFT;
-    if (this.skips && this.skips.length > 2 * blocks) this.skips = this.skips.slice(0, 2 * blocks);
-    return before - this.bytes;
-  }
-
-  /** Calls `each` with every posting in order: ordinal and counts (title, tags, body). */
-  forEach(each: (ordinal: number, title: number, tags: number, body: number) => void): void {
-    const cursor = new PostingCursor(this);
-    while (cursor.next()) each(cursor.ordinal, cursor.title, cursor.tags, cursor.body);
-  }
-}
-
-/** A float32 at least `value` (a bound stays a bound once stored). */
-function roundUp(value: number): number {
-  const stored = Math.fround(value);
-  return stored >= value ? stored : Math.fround(value * (1 + 1e-6));
-}
-
-/**
- * Reads one term's postings in order: next() decodes the following posting,
- * seek() moves to the first posting at or past an ordinal, skipping whole
- * blocks by their skip entries.
- */
-export class PostingCursor {
-  /** The current posting's ordinal (-1 before the first, Infinity past the last) and counts. */
-  ordinal = -1;
-  title = 0;
-  tags = 0;
-  body = 0;
-  private at = 0;
-  /** The block holding the current posting. */
-  private block = 0;
-  private read = 0;
-
-  constructor(private readonly list: TermPostings) {}
-
-  next(): boolean {
-    const list = this.list;
-    if (this.at >= list.length) {
-      this.ordinal = Infinity;
-      return false;
-    }
-    const data = list.data;
-    let at = this.at;
-    let v = data[at++];
-    if (v >= 128) {
-      v &= 127;
-      let shift = 7;
-      let byte: number;
-      do {
-        byte = data[at++];
-        v |= (byte & 127) << shift;
-        shift += 7;
-      } while (byte >= 128);
-    }
-    this.ordinal += v >>> 2;
-    const code = v & 3;
-    if (code !== 3) {
-      this.body = code + 1;
-      this.title = 0;
-      this.tags = 0;
-    } else {
-      let w = data[at++];
-      if (w >= 128) {
-        w &= 127;
-        let shift = 7;
-        let byte: number;
-        do {
-          byte = data[at++];
-          w |= (byte & 127) << shift;
-          shift += 7;
-        } while (byte >= 128);
-      }
-      this.body = w >>> 1;
-      if (w & 1) {
-        let t = data[at++];
-        if (t >= 128) {
-          t &= 127;
-          let shift = 7;
-          let byte: number;
-          do {
-            byte = data[at++];
-            t |= (byte & 127) << shift;
-            shift += 7;
-          } while (byte >= 128);
-        }
-        let g = data[at++];
-        if (g >= 128) {
-          g &= 127;
-          let shift = 7;
-          let byte: number;
-          do {
-            byte = data[at++];
-            g |= (byte & 127) << shift;
-            shift += 7;
-          } while (byte >= 128);
-        }
-        this.title = t;
-        this.tags = g;
-      } else {
-        this.title = 0;
-        this.tags = 0;
-      }
-    }
-    this.at = at;
-    this.read++;
-    if ((this.read & (BLOCK - 1)) === 0) this.block++;
-    return true;
-  }
-
-  /** Moves to the first posting whose ordinal is at least `target`; true when it is `target` itself. */
-  seek(target: number): boolean {
-    if (this.ordinal >= target) return this.ordinal === target;
-    const list = this.list;
-    const skips = list.skips;
-    if (skips) {
-      const blocks = list.size >> BLOCK_SHIFT;
-      let block = this.block;
-      while (block < blocks && skips[2 * block] < target) block++;
-      if (block > this.block) this.toBlock(block);
-    }
-    while (this.next()) if (this.ordinal >= target) return this.ordinal === target;
-    return false;
-  }
-
-  /**
-   * seek() for a few targets far apart in a long list (the similar-notes
-   * lookup's pool): finds the target's block by binary search over the skip
-   * entries instead of walking them.
-   */
-  leap(target: number): boolean {
-    if (this.ordinal >= target) return this.ordinal === target;
-    const skips = this.list.skips;
-    if (skips) {
-      let low = this.block;
-      let high = this.list.size >> BLOCK_SHIFT;
-      while (low < high) {
-        const middle = (low + high) >>> 1;
-        if (skips[2 * middle] < target) low = middle + 1;
-        else high = middle;
-      }
-      if (low > this.block) this.toBlock(low);
-    }
-    // Up to the target, only the gaps are read (each posting's counts skipped, nothing stored per posting); its counts by next().
-    const list = this.list;
-    const data = list.data;
-    let at = this.at;
-    let ordinal = this.ordinal;
-    let read = this.read;
-    while (at < list.length) {
-      const start = at;
-      let v = data[at++];
-      if (v >= 128) {
-        v &= 127;
-        let shift = 7;
-        let byte: number;
-        do {
-          byte = data[at++];
-          v |= (byte & 127) << shift;
-          shift += 7;
-        } while (byte >= 128);
-      }
-      if (ordinal + (v >>> 2) >= target) {
-        this.at = start;
-        this.ordinal = ordinal;
-        this.read = read;
-        this.block = read >> BLOCK_SHIFT;
-        this.next();
-        return this.ordinal === target;
-      }
-      ordinal += v >>> 2;
-      read++;
-      if ((v & 3) === 3) {
-        // varint(body · 2 + f), then two more varints when f = 1
-        let more = data[at] & 1;
-        while (data[at++] >= 128);
-        for (; more > 0 && more < 3; more++) while (data[at++] >= 128);
-      }
-    }
-    this.at = at;
-    this.ordinal = Infinity;
-    this.read = read;
-    this.block = read >> BLOCK_SHIFT;
-    return false;
-  }
-
-  /** Moves to just before the first posting of block `block` (1 up to the complete blocks; the last may be the partial one). */
-  toBlock(block: number): void {
-    const skips = this.list.skips!;
-    this.block = block;
-    this.ordinal = skips[2 * block - 2];
-    this.at = skips[2 * block - 1];
-    this.read = block << BLOCK_SHIFT;
-  }
-}
-
-/**
- * Notes whose postings are staged before they are appended (see `stage`): a
- * write's terms are looked up at once, and the postings appended term by
- * term, each term's pending postings together, at the next read of the
- * postings or once this many notes are waiting (docs/search-index.md, "Adding
- * a note").
+ * Notes whose postings are staged before they are appended (posting-stage.ts):
+ * a write's terms are looked up at once, and the postings appended term by
+ * term, each term's pending postings together, when a read needs that term
+ * or once this many notes are waiting (docs/search-index.md, "Adding a note":
+ * a larger stage touched fewer lists on a server's writes but made the build,
+ * a tight loop of adds, slower: its staging arrays no longer stayed in cache).
  */
 const STAGE_NOTES = 64;
-/** Or once this many postings are (long notes, e.g. CJK, hold thousands of terms each: the staging arrays stay small). */
+/** Or once this many postings are (the staging arrays stay small; what appending them all at once takes stays short). */
 const STAGE_POSTINGS = 1 << 15;
 
 /** The postings of every term, each note's field lengths, and the corpus sizes. */
@@ -367,20 +64,15 @@ export class MemoryIndex {
   private nextOrdinal = 0;
   private removed = 0;
   private postingBytes = 0;
+  /** Postings added but not yet appended to their terms' lists. */
+  private readonly stage = new PostingStage();
   /**
-   * Postings added but not yet appended, in the order added: per posting its
-   * term id, ordinal and counts (title, tags, body), and the next staged
-   * posting of the same term (-1: none) while they are grouped.
+   * Per word of the analyser's word memo (by its index there), the id + 1 of
+   * the term it gives (0: not known yet), while the memo's generation is
+   * `wordGeneration`; emptied when ids change (compact()).
    */
-  private staged = 0;
-  private stagedNotes = 0;
-  private stagedTerm = new Int32Array(64);
-  private stagedOrdinal = new Int32Array(64);
-  private stagedCounts = new Int32Array(3 * 64);
-  private stagedNext = new Int32Array(64);
-  /** Per term id while grouping: its first and last staged posting (-1: none). */
-  private firstStaged = new Int32Array(64).fill(-1);
-  private lastStaged = new Int32Array(64);
+  private idOfWord = new Int32Array(0);
+  private wordGeneration = -1;
   /** The similar-notes lookup's per-note scratch (similar-memory.ts): partial scores, all zero between queries, and the notes touched. */
   private accumulators = new Float64Array(0);
   private touchedList = new Int32Array(0);
@@ -428,8 +120,10 @@ export class MemoryIndex {
 
   /**
    * Adds a note from its vector; false (and nothing changes) when the key is
-   * already held. Its postings are staged (see `flush`): every method that
-   * reads postings or term counts appends them first.
+   * already held. Its postings are staged (posting-stage.ts): every method
+   * that reads a term's postings or count appends that term's first, and
+   * those that read every term (compact, trim, postingsBytes, termEntries)
+   * append them all (`flush`).
    */
   add(key: number, vector: IndexedVector): boolean {
     if (this.ordinalOfKey.has(key)) return false;
@@ -438,24 +132,48 @@ export class MemoryIndex {
     this.fieldLengths.set(lengths, 3 * ordinal);
     for (let f = 0; f < 3; f++) this.lengthSums[f] += lengths[f];
     this.notes++;
-    if (typeof vector === "string") {
-      this.stageStored(vector, ordinal);
-    } else {
-      for (const [term, counts] of vector.counts) this.stage(term, ordinal, counts[0], counts[1], counts[2]);
-    }
-    if (++this.stagedNotes >= this.stageNotes || this.staged >= STAGE_POSTINGS) this.flush();
+    if (typeof vector === "string") this.stageStored(vector, ordinal);
+    else this.stageAnalysed(vector, ordinal);
+    if (++this.stage.notes >= this.stageNotes || this.stage.size >= STAGE_POSTINGS) this.flush();
     return true;
   }
 
-  /** Records a posting to append (by flush) under its term's id; a new term gets its (empty) postings now. */
-  private stage(term: string, ordinal: number, title: number, tags: number, body: number): void {
-    let id = this.termIds.get(term);
-    if (id < 0) id = this.newTerm(term, new TermPostings(8));
-    this.stageId(id, ordinal, title, tags, body);
+  /**
+   * Stages the postings of a vector this process analysed: each term's id
+   * found by the word memo's index of a word it came from (analyzer.ts), in
+   * `idOfWord`, without hashing the term; the table only for a word not seen
+   * since the memo or the ids changed. A new term gets its (empty) postings now.
+   */
+  private stageAnalysed(vector: TermVector, ordinal: number): void {
+    const words = vector.memoWords;
+    if (words !== null && vector.memoGeneration !== this.wordGeneration) {
+      this.idOfWord.fill(0);
+      this.wordGeneration = vector.memoGeneration;
+    }
+    let i = 0;
+    for (const [term, counts] of vector.counts) {
+      const word = words === null ? -1 : words[i++];
+      let id = word >= 0 && word < this.idOfWord.length ? this.idOfWord[word] - 1 : -1;
+      if (id < 0) {
+        id = this.termIds.get(term);
+        if (id < 0) id = this.newTerm(term, new TermPostings(8));
+        if (word >= 0) this.rememberWord(word, id);
+      }
+      this.stage.add(id, ordinal, counts[0], counts[1], counts[2]);
+    }
+  }
+
+  private rememberWord(word: number, id: number): void {
+    if (word >= this.idOfWord.length) {
+      const grown = new Int32Array(Math.max(1024, 2 * this.idOfWord.length, word + 1));
+      grown.set(this.idOfWord);
+      this.idOfWord = grown;
+    }
+    this.idOfWord[word] = id + 1;
   }
 
   /**
-   * stage() for every term of a stored vector (read by vector.ts's
+   * Stages the postings of every term of a stored vector (read by vector.ts's
    * forEachTermAt), each term found in the table by its characters in the
    * vector: a string of its own only for a term new to the index. A build
    * adds every stored note this way (docs/benchmarks.md, "Stored vectors
@@ -465,81 +183,45 @@ export class MemoryIndex {
     forEachTermAt(vector, (start, end, title, tags, body) => {
       let id = this.termIds.getIn(vector, start, end);
       if (id < 0) id = this.newTerm(vector.slice(start, end), new TermPostings(8));
-      this.stageId(id, ordinal, title, tags, body);
+      this.stage.add(id, ordinal, title, tags, body);
     });
   }
 
-  private stageId(id: number, ordinal: number, title: number, tags: number, body: number): void {
-    const at = this.staged++;
-    if (at === this.stagedTerm.length) this.growStaging();
-    this.stagedTerm[at] = id;
-    this.stagedOrdinal[at] = ordinal;
-    this.stagedCounts[3 * at] = title;
-    this.stagedCounts[3 * at + 1] = tags;
-    this.stagedCounts[3 * at + 2] = body;
-  }
-
-  private growStaging(): void {
-    const capacity = 2 * this.stagedTerm.length;
-    const grow = (from: Int32Array, size: number) => {
-      const grown = new Int32Array(size);
-      grown.set(from);
-      return grown;
-    };
-    this.stagedTerm = grow(this.stagedTerm, capacity);
-    this.stagedOrdinal = grow(this.stagedOrdinal, capacity);
-    this.stagedCounts = grow(this.stagedCounts, 3 * capacity);
-    this.stagedNext = new Int32Array(capacity);
-  }
-
   /**
-   * Appends the staged postings, one term at a time (each term's postings in
+   * Appends every staged posting, one term at a time (each term's postings in
    * the order added, so ordinals ascend): a term held by several of the
    * staged notes has its postings, arrays and bound touched once for all of
    * them, not once per note (the write side's cost is memory latency:
    * docs/benchmarks.md).
    */
   flush(): void {
-    const count = this.staged;
-    if (count === 0) return;
-    const terms = this.stagedTerm;
-    const next = this.stagedNext;
-    const first = this.firstStaged;
-    const last = this.lastStaged;
-    const touched: number[] = [];
-    for (let at = 0; at < count; at++) {
-      const id = terms[at];
-      next[at] = -1;
-      if (first[id] < 0) {
-        first[id] = at;
-        touched.push(id);
-      } else next[last[id]] = at;
-      last[id] = at;
-    }
-    const ordinals = this.stagedOrdinal;
-    const counts = this.stagedCounts;
+    if (this.stage.size === 0) return;
+    this.stage.drain((id) => this.appendStaged(id));
+  }
+
+  /** Appends the staged postings of term `id` not appended yet. */
+  private appendStaged(id: number): void {
+    const stage = this.stage;
+    const from = stage.take(id);
+    if (from < 0) return;
+    const { ordinal: ordinals, counts, next } = stage;
     const lengths = this.fieldLengths;
+    const postings = this.byId[id];
+    const averages = postings.boundAverages;
     let grown = 0;
-    for (const id of touched) {
-      const postings = this.byId[id];
-      const averages = postings.boundAverages;
-      for (let at = first[id]; at >= 0; at = next[at]) {
-        const ordinal = ordinals[at];
-        const title = counts[3 * at];
-        const tags = counts[3 * at + 1];
-        const body = counts[3 * at + 2];
-        grown += postings.push(ordinal, title, tags, body);
-        postings.notes++;
-        if (averages) {
-          const o = 3 * ordinal;
-          postings.raiseBound(weightedFrequencyOf(title, tags, body, lengths[o], lengths[o + 1], lengths[o + 2], averages));
-        }
+    for (let at = from; at >= 0; at = next[at]) {
+      const ordinal = ordinals[at];
+      const title = counts[3 * at];
+      const tags = counts[3 * at + 1];
+      const body = counts[3 * at + 2];
+      grown += postings.push(ordinal, title, tags, body);
+      postings.notes++;
+      if (averages) {
+        const o = 3 * ordinal;
+        postings.raiseBound(weightedFrequencyOf(title, tags, body, lengths[o], lengths[o + 1], lengths[o + 2], averages));
       }
-      first[id] = -1;
     }
     this.postingBytes += grown;
-    this.staged = 0;
-    this.stagedNotes = 0;
   }
 
   /**
@@ -549,7 +231,6 @@ export class MemoryIndex {
   remove(key: number, vector: string): boolean {
     const ordinal = this.ordinalOfKey.get(key);
     if (ordinal === undefined) return false;
-    this.flush();
     this.ordinalOfKey.delete(key);
     this.live[ordinal] = 0;
     this.removed++;
@@ -557,7 +238,10 @@ export class MemoryIndex {
     for (let f = 0; f < 3; f++) this.lengthSums[f] -= this.fieldLengths[3 * ordinal + f];
     forEachTerm(vector, (term) => {
       const id = this.termIds.get(term);
-      if (id >= 0) this.byId[id].notes--;
+      if (id < 0) return;
+      // Its staged postings (this note's among them, maybe) first: the count is of appended postings.
+      this.appendStaged(id);
+      this.byId[id].notes--;
     });
     if (this.removed > 1024 && this.removed > this.nextOrdinal / 4) this.compact();
     return true;
@@ -573,11 +257,12 @@ export class MemoryIndex {
     return this.termPostings(term)?.notes ?? 0;
   }
 
-  /** A term's postings with every staged posting appended (live notes or not). */
+  /** A term's postings with its staged postings appended (live notes or not). */
   private termPostings(term: string): TermPostings | undefined {
-    this.flush();
     const id = this.termIds.get(term);
-    return id < 0 ? undefined : this.byId[id];
+    if (id < 0) return undefined;
+    this.appendStaged(id);
+    return this.byId[id];
   }
 
   /** Every term in code-unit order, but for `newTerms`: those added since, merged in when a lookup finds them many. */
@@ -591,18 +276,12 @@ export class MemoryIndex {
     this.termOf.push(term);
     this.newTerms.push(term);
     this.postingBytes += postings.bytes;
-    if (id === this.firstStaged.length) {
-      const first = new Int32Array(2 * id).fill(-1);
-      first.set(this.firstStaged);
-      this.firstStaged = first;
-      this.lastStaged = new Int32Array(2 * id);
-    }
+    this.stage.addTerm(id);
     return id;
   }
 
   /** Terms in [from, to) that live notes hold, with how many (typo correction). */
   vocabulary(from: string, to: string): { term: string; doc: number }[] {
-    this.flush();
     if (this.newTerms.length > 1024) {
       this.sortedTerms = mergeSorted(this.sortedTerms, this.newTerms.sort());
       this.newTerms = [];
@@ -680,7 +359,7 @@ export class MemoryIndex {
    * posting takes (checked after every add: it does not append them).
    */
   get bytes(): number {
-    const staging = this.stagedTerm.length * 28 + this.firstStaged.length * 8 + this.staged * POSTING_BYTES;
+    const staging = this.stage.bytes + this.idOfWord.length * 4 + this.stage.size * POSTING_BYTES;
     return this.postingBytes + staging + this.byId.length * TERM_BYTES + this.keys.length * NOTE_ARRAYS_BYTES + this.ordinalOfKey.size * NOTE_BYTES;
   }
 
@@ -690,10 +369,11 @@ export class MemoryIndex {
    * returned. It is kept with the averages it was computed under; the factor
    * is how much any field average has grown since (a field's normalised
    * frequency grows at most in proportion to its average); past BOUND_DRIFT it
-   * is computed again.
+   * is computed again. `postings` as postings() returned it: its staged
+   * postings appended then, and any appended later raise the bounds as they
+   * come (appendStaged).
    */
   bounds(postings: TermPostings, averages: Fields<number>): number {
-    this.flush();
     const cachedUnder = postings.boundAverages;
     if (cachedUnder) {
       let drift = 1;
@@ -761,6 +441,7 @@ export class MemoryIndex {
       next++;
     }
     this.live.fill(0, next, this.nextOrdinal);
+    this.idOfWord.fill(0);
     this.nextOrdinal = next;
     this.removed = 0;
     this.postingBytes = 0;

@@ -1,0 +1,314 @@
+// One term's postings in memory (docs/search-index.md, "In-memory postings"):
+// the notes holding the term in ordinal order, compressed (ordinal gaps and
+// counts as variable-length bytes, a skip entry every BLOCK postings, a bound
+// per block), and the cursor that reads them. The index of every term is
+// memory-index.ts; ranking over the postings is maxscore.ts.
+import type { Fields } from "./analyzer.ts";
+
+/** Postings per block: each complete block has a skip entry (its last ordinal, where the next block starts). */
+export const BLOCK_SHIFT = 7;
+export const BLOCK = 1 << BLOCK_SHIFT;
+
+/**
+ * The notes holding one term, by ordinal (ascending: ordinals are handed out
+ * in commit order). Each posting is written as
+ *   varint(gap · 4 + c)                      c < 3: the term is in the body only, c + 1 times
+ *   varint(gap · 4 + 3) varint(body · 2 + f) [varint(title) varint(tags) when f = 1]
+ * where gap is the ordinal minus the previous posting's (the first: ordinal + 1).
+ */
+export class TermPostings {
+  data: Uint8Array;
+  /** Bytes of `data` in use. */
+  length = 0;
+  /** Postings written (live or not). */
+  size = 0;
+  /** Live notes holding the term (postings of removed notes stay until the next compaction). */
+  notes = 0;
+  /** The last posting's ordinal. */
+  last = -1;
+  /** Per complete block: its last ordinal and the byte where the next block starts. */
+  skips: Int32Array | null = null;
+  /** The largest weighted frequency among the postings under `boundAverages` (a bound: removed notes may have held it). */
+  maxWeighted = 0;
+  /** The field averages the bound was computed under; null: not computed yet. */
+  boundAverages: Fields<number> | null = null;
+  /** The same bound per block of BLOCK postings (rounded up to a float32), under `boundAverages`; null until computed. */
+  blockMax: Float32Array | null = null;
+
+  /** Raises the bounds for the last posting's weighted frequency (under `boundAverages`). */
+  raiseBound(weighted: number): void {
+    if (weighted > this.maxWeighted) this.maxWeighted = weighted;
+    const block = (this.size - 1) >> BLOCK_SHIFT;
+    if (!this.blockMax || block >= this.blockMax.length) {
+      const grown = new Float32Array(Math.max(4, 2 * (block + 1)));
+      if (this.blockMax) grown.set(this.blockMax);
+      this.blockMax = grown;
+    }
+    const bound = roundUp(weighted);
+    if (bound > this.blockMax[block]) this.blockMax[block] = bound;
+  }
+
+  constructor(capacityBytes: number) {
+    this.data = new Uint8Array(capacityBytes);
+  }
+
+  /** Grows `data` to hold `more` bytes past `length`; returns the bytes added. */
+  private grow(more: number): number {
+    const before = this.data.length;
+    const grown = new Uint8Array(Math.max(this.length + more, Math.ceil(before * 1.5), 8));
+    grown.set(this.data.subarray(0, this.length));
+    this.data = grown;
+    return grown.length - before;
+  }
+
+  /** Writes `value` as a varint at `at`; returns where the next byte goes. */
+  private static varint(data: Uint8Array, at: number, value: number): number {
+    let v = value;
+    while (v >= 128) {
+      data[at++] = (v & 127) | 128;
+      v >>>= 7;
+    }
+    data[at++] = v;
+    return at;
+  }
+
+  /** Appends a posting (`ordinal` above every one held); returns the bytes the arrays grew by. */
+  push(ordinal: number, title: number, tags: number, body: number): number {
+    // At most four varints of five bytes.
+    let grown = this.length + 20 > this.data.length ? this.grow(20) : 0;
+    const data = this.data;
+    const gap = ordinal - this.last;
+    let at = this.length;
+    if (title === 0 && tags === 0 && body >= 1 && body <= 3) {
+      // The common case: body only, one to three times, in one varint.
+      at = TermPostings.varint(data, at, gap * 4 + body - 1);
+    } else {
+      at = TermPostings.varint(data, at, gap * 4 + 3);
+      const more = title > 0 || tags > 0;
+      at = TermPostings.varint(data, at, body * 2 + (more ? 1 : 0));
+      if (more) {
+        at = TermPostings.varint(data, at, title);
+        at = TermPostings.varint(data, at, tags);
+      }
+    }
+    this.length = at;
+    this.last = ordinal;
+    this.size++;
+    if ((this.size & (BLOCK - 1)) === 0) {
+      const block = (this.size >> BLOCK_SHIFT) - 1;
+      if (!this.skips || this.skips.length < 2 * block + 2) {
+        const skips = new Int32Array(Math.max(8, 2 * (block + 1) * 2));
+        if (this.skips) skips.set(this.skips);
+        grown += (skips.length - (this.skips?.length ?? 0)) * 4;
+        this.skips = skips;
+      }
+      this.skips[2 * block] = ordinal;
+      this.skips[2 * block + 1] = this.length;
+    }
+    return grown;
+  }
+
+  /** Bytes held by the arrays. */
+  get bytes(): number {
+    return this.data.length + (this.skips ? this.skips.length * 4 : 0);
+  }
+
+  /** Shrinks the arrays to what they hold; returns the bytes freed. */
+  trim(): number {
+    const before = this.bytes;
+    if (this.data.length > this.length) this.data = this.data.slice(0, this.length);
+    const blocks = this.size >> BLOCK_SHIFT;
+    if (this.skips && this.skips.length > 2 * blocks) this.skips = this.skips.slice(0, 2 * blocks);
+    return before - this.bytes;
+  }
+
+  /** Calls `each` with every posting in order: ordinal and counts (title, tags, body). */
+  forEach(each: (ordinal: number, title: number, tags: number, body: number) => void): void {
+    const cursor = new PostingCursor(this);
+    while (cursor.next()) each(cursor.ordinal, cursor.title, cursor.tags, cursor.body);
+  }
+}
+
+/** A float32 at least `value` (a bound stays a bound once stored). */
+export function roundUp(value: number): number {
+  const stored = Math.fround(value);
+  return stored >= value ? stored : Math.fround(value * (1 + 1e-6));
+}
+
+/**
+ * Reads one term's postings in order: next() decodes the following posting,
+ * seek() moves to the first posting at or past an ordinal, skipping whole
+ * blocks by their skip entries.
+ */
+export class PostingCursor {
+  /** The current posting's ordinal (-1 before the first, Infinity past the last) and counts. */
+  ordinal = -1;
+  title = 0;
+  tags = 0;
+  body = 0;
+  private at = 0;
+  /** The block holding the current posting. */
+  private block = 0;
+  private read = 0;
+
+  constructor(private readonly list: TermPostings) {}
+
+  next(): boolean {
+    const list = this.list;
+    if (this.at >= list.length) {
+      this.ordinal = Infinity;
+      return false;
+    }
+    const data = list.data;
+    let at = this.at;
+    let v = data[at++];
+    if (v >= 128) {
+      v &= 127;
+      let shift = 7;
+      let byte: number;
+      do {
+        byte = data[at++];
+        v |= (byte & 127) << shift;
+        shift += 7;
+      } while (byte >= 128);
+    }
+    this.ordinal += v >>> 2;
+    const code = v & 3;
+    if (code !== 3) {
+      this.body = code + 1;
+      this.title = 0;
+      this.tags = 0;
+    } else {
+      let w = data[at++];
+      if (w >= 128) {
+        w &= 127;
+        let shift = 7;
+        let byte: number;
+        do {
+          byte = data[at++];
+          w |= (byte & 127) << shift;
+          shift += 7;
+        } while (byte >= 128);
+      }
+      this.body = w >>> 1;
+      if (w & 1) {
+        let t = data[at++];
+        if (t >= 128) {
+          t &= 127;
+          let shift = 7;
+          let byte: number;
+          do {
+            byte = data[at++];
+            t |= (byte & 127) << shift;
+            shift += 7;
+          } while (byte >= 128);
+        }
+        let g = data[at++];
+        if (g >= 128) {
+          g &= 127;
+          let shift = 7;
+          let byte: number;
+          do {
+            byte = data[at++];
+            g |= (byte & 127) << shift;
+            shift += 7;
+          } while (byte >= 128);
+        }
+        this.title = t;
+        this.tags = g;
+      } else {
+        this.title = 0;
+        this.tags = 0;
+      }
+    }
+    this.at = at;
+    this.read++;
+    if ((this.read & (BLOCK - 1)) === 0) this.block++;
+    return true;
+  }
+
+  /** Moves to the first posting whose ordinal is at least `target`; true when it is `target` itself. */
+  seek(target: number): boolean {
+    if (this.ordinal >= target) return this.ordinal === target;
+    const list = this.list;
+    const skips = list.skips;
+    if (skips) {
+      const blocks = list.size >> BLOCK_SHIFT;
+      let block = this.block;
+      while (block < blocks && skips[2 * block] < target) block++;
+      if (block > this.block) this.toBlock(block);
+    }
+    while (this.next()) if (this.ordinal >= target) return this.ordinal === target;
+    return false;
+  }
+
+  /**
+   * seek() for a few targets far apart in a long list (the similar-notes
+   * lookup's pool): finds the target's block by binary search over the skip
+   * entries instead of walking them.
+   */
+  leap(target: number): boolean {
+    if (this.ordinal >= target) return this.ordinal === target;
+    const skips = this.list.skips;
+    if (skips) {
+      let low = this.block;
+      let high = this.list.size >> BLOCK_SHIFT;
+      while (low < high) {
+        const middle = (low + high) >>> 1;
+        if (skips[2 * middle] < target) low = middle + 1;
+        else high = middle;
+      }
+      if (low > this.block) this.toBlock(low);
+    }
+    // Up to the target, only the gaps are read (each posting's counts skipped, nothing stored per posting); its counts by next().
+    const list = this.list;
+    const data = list.data;
+    let at = this.at;
+    let ordinal = this.ordinal;
+    let read = this.read;
+    while (at < list.length) {
+      const start = at;
+      let v = data[at++];
+      if (v >= 128) {
+        v &= 127;
+        let shift = 7;
+        let byte: number;
+        do {
+          byte = data[at++];
+          v |= (byte & 127) << shift;
+          shift += 7;
+        } while (byte >= 128);
+      }
+      if (ordinal + (v >>> 2) >= target) {
+        this.at = start;
+        this.ordinal = ordinal;
+        this.read = read;
+        this.block = read >> BLOCK_SHIFT;
+        this.next();
+        return this.ordinal === target;
+      }
+      ordinal += v >>> 2;
+      read++;
+      if ((v & 3) === 3) {
+        // varint(body · 2 + f), then two more varints when f = 1
+        let more = data[at] & 1;
+        while (data[at++] >= 128);
+        for (; more > 0 && more < 3; more++) while (data[at++] >= 128);
+      }
+    }
+    this.at = at;
+    this.ordinal = Infinity;
+    this.read = read;
+    this.block = read >> BLOCK_SHIFT;
+    return false;
+  }
+
+  /** Moves to just before the first posting of block `block` (1 up to the complete blocks; the last may be the partial one). */
+  toBlock(block: number): void {
+    const skips = this.list.skips!;
+    this.block = block;
+    this.ordinal = skips[2 * block - 2];
+    this.at = skips[2 * block - 1];
+    this.read = block << BLOCK_SHIFT;
+  }
+}
