@@ -132,7 +132,7 @@ export function rankSimilarInMemory(index: MemoryIndex, { terms, vector, limit, 
   // Step 2: the pool scored exactly, term at a time, summed in query-term order (every scorer's float); terms only the new note holds add nothing.
   let scores: Float64Array = new Float64Array(candidates.length);
   const termStarts = [...logged.values()];
-  // What each term can add to any note at most, and so what the terms after the j-th can (see MemoryIndex.bounds).
+  // What each term can add to any note at most (saturate() stays under k1 + 1), and so what the terms after the j-th can.
   const held = stats.query.map((term) => (term.others > 0 ? lists.get(term.term) : undefined));
   const after = new Float64Array(stats.query.length + 1);
   for (let j = stats.query.length - 1; j >= 0; j--) {
