@@ -109,12 +109,12 @@ export function rankSimilarInMemory(index: MemoryIndex, { terms, vector, limit, 
   const live = index.liveFlags;
   const lengths = index.lengths;
   const log = ReachLog.of(index, takes.reduce((sum, take) => sum + take, 0));
-  /** Per term of `rarest` reached: where its holders start in the log. */
-  const logged = new Map<SimilarTerm, number>();
+  /** Per term of `rarest` reached: where its holders are in the log, [start, end). */
+  const logged = new Map<SimilarTerm, [start: number, end: number]>();
   for (const [i, term] of rarest.entries()) {
     const list = takes[i] > 0 ? lists.get(term.term) : undefined;
     if (!list) continue;
-    logged.set(term, log.size);
+    const start = log.size;
     const [cursor, skip] = newestLive(list, live, takes[i]);
     for (let passed = 0; cursor.next(); ) {
       const ordinal = cursor.ordinal;
@@ -125,13 +125,13 @@ export function rankSimilarInMemory(index: MemoryIndex, { terms, vector, limit, 
       accumulators[ordinal] += share;
       log.push(ordinal, share);
     }
+    logged.set(term, [start, log.size]);
   }
   let candidates: Int32Array = poolOf(touched, reached, accumulators, pool, (ordinal) => index.keyOf(ordinal));
   for (let t = 0; t < reached; t++) accumulators[touched[t]] = 0;
   if (candidates.length === 0) return { own, ranked: [] };
   // Step 2: the pool scored exactly, term at a time, summed in query-term order (every scorer's float); terms only the new note holds add nothing.
   let scores: Float64Array = new Float64Array(candidates.length);
-  const termStarts = [...logged.values()];
   // What each term can add to any note at most (saturate() stays under k1 + 1), and so what the terms after the j-th can.
   const held = stats.query.map((term) => (term.others > 0 ? lists.get(term.term) : undefined));
   const after = new Float64Array(stats.query.length + 1);
@@ -152,9 +152,9 @@ export function rankSimilarInMemory(index: MemoryIndex, { terms, vector, limit, 
     };
     // The pool notes from the first holder step 1 reached by this term on: their shares from the log.
     let readUpTo = candidates.length;
-    const start = logged.get(term);
-    if (start !== undefined) {
-      const end = termStarts.find((next) => next > start) ?? log.size;
+    const range = logged.get(term);
+    if (range !== undefined) {
+      const [start, end] = range;
       const first = start < end ? log.ordinals[start] : Infinity;
       readUpTo = 0;
       while (readUpTo < candidates.length && candidates[readUpTo] < first) readUpTo++;
