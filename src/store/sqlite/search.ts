@@ -5,8 +5,9 @@
 // search_totals the corpus sizes and search_log every change. The vectors,
 // totals and log change in the write transaction that changes the note; how
 // many notes hold each term is folded from the log in batches and read
-// exactly (term-counts.ts), and the FTS5 index follows the log, off the
-// writer's thread, and is brought level before it is read (fts-follow.ts).
+// exactly (term-counts.ts), and the FTS5 index follows the log in one pass
+// every FTS_FOLLOW_ROWS rows, in the write batch that reaches them, and is
+// brought level before it is read (fts-follow.ts).
 // Ranking itself is src/core/search/ranking.ts.
 import type { Database } from "bun:sqlite";
 import { rankInMemory } from "../../core/search/maxscore.ts";
