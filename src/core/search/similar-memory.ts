@@ -158,10 +158,16 @@ export function rankSimilarInMemory(index: MemoryIndex, { terms, vector, limit, 
       const first = start < end ? log.ordinals[start] : Infinity;
       readUpTo = 0;
       while (readUpTo < candidates.length && candidates[readUpTo] < first) readUpTo++;
-      for (let c = readUpTo, at = start; c < candidates.length && at < end; ) {
-        if (log.ordinals[at] < candidates[c]) at++;
-        else if (log.ordinals[at] > candidates[c]) c++;
-        else scores[c++] += log.shares[at++];
+      // Each pool note is found in the term's logged holders by binary search, not by walking them: the pool is short and the log long (in a replay loop the pool is the newest holders, at the log's far end).
+      for (let c = readUpTo, at = start; c < candidates.length && at < end; c++) {
+        const target = candidates[c];
+        let high = end;
+        while (at < high) {
+          const middle = (at + high) >>> 1;
+          if (log.ordinals[middle] < target) at = middle + 1;
+          else high = middle;
+        }
+        if (at < end && log.ordinals[at] === target) scores[c] += log.shares[at++];
       }
     }
     if (readUpTo === 0) continue;
