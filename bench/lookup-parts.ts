@@ -2,7 +2,7 @@
 // write: the term vector (analysed once per create, shared with the store's
 // write), the lookup's terms (similarTerms) and the lookup (Store.similarNotes
 // on the in-memory postings):
-//   bun bench/lookup-parts.ts [--from /tmp/wt20-seed-100k] [--notes webmasters|bench|headheavy] [--rounds 5] [--repo PATH]
+//   bun bench/lookup-parts.ts [--from /tmp/wt20-seed-100k] [--notes webmasters|bench|headheavy] [--rounds 5] [--repo PATH] [--stored N]
 // Each part is timed for every note in every round, and the least time per
 // note over the rounds is summed: preemption on a shared host only adds time,
 // so the least of several rounds is the figure the host's noise disturbs
@@ -11,7 +11,9 @@
 // first 2,000 webmasters questions (title + 600 body characters) or the bench
 // notes of bench/run.ts (near-duplicates of each other), or the ~2 KB
 // head-heavy notes bench/writes.ts sends (with --from /tmp/h100k: most of
-// their words are in most notes).
+// their words are in most notes). `--stored N` first stores N more notes of
+// the same kind (through Cairn.createNote, hints off), so the lookups meet a
+// commons of their near-duplicates, as in a replay loop (bench/hint-cost.ts).
 import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -44,6 +46,15 @@ const notes =
       ? Array.from({ length: 1000 }, (_, i) => headNote("cairn-writes", i))
       : questions.map((q, i) => ({ title: `${(q.title || "untitled").slice(0, 190)} ${i}`, body: q.body.slice(0, 600) || "empty", tags: ["webmasters"] }));
 
+const stored = Number(args.stored ?? 0);
+if (stored > 0) {
+  const { Cairn } = await import(join(repo, "src/core/service.ts"));
+  const { loadConfig } = await import(join(repo, "src/config.ts"));
+  const cairn = new Cairn(store, loadConfig({ POSTS_PER_HOUR: "0", SIMILAR_NOTES: "0", SECRET_SCAN: "0" }));
+  const author = (await store.createContributor({ email: "lookup-parts@example.org", keyPrefix: "cairn_lp", keyDigest: new Uint8Array(32), createdAt: 0 })).contributorNo;
+  // Numbered after the probes, so no stored note is a probe's exact copy.
+  for (let i = 0; i < stored; i++) await cairn.createNote(author, { ...notes[i % notes.length], title: `${notes[i % notes.length].title} ${notes.length + i}` });
+}
 const least = { vector: new Float64Array(notes.length).fill(Infinity), terms: new Float64Array(notes.length).fill(Infinity), lookup: new Float64Array(notes.length).fill(Infinity) };
 const keep = (part: Float64Array, i: number, since: number) => {
   const spent = performance.now() - since;
