@@ -8,7 +8,8 @@ import { analyze, termVector } from "../../src/core/search/analyzer.ts";
 import { rankInMemory } from "../../src/core/search/maxscore.ts";
 import { MemoryIndex } from "../../src/core/search/memory-index.ts";
 import { poolOf, rankSimilar, type SimilarQuery, type SimilarSource } from "../../src/core/search/own-score.ts";
-import { rankSimilarInMemory } from "../../src/core/search/similar-memory.ts";
+import { NewestPostings, rankSimilarInMemory } from "../../src/core/search/similar-memory.ts";
+import { TermPostings } from "../../src/core/search/term-postings.ts";
 import { encodeVector, vectorTerms } from "../../src/core/search/vector.ts";
 import { SIMILAR_BODY_CHARS, SIMILAR_TERMS, similarTerms } from "../../src/core/similar.ts";
 import { STOPWORDS } from "../../src/core/search/query.ts";
@@ -176,4 +177,28 @@ test("long postings (many blocks, removed notes among them): the in-memory looku
       expect(memory.ranked.length).toBeGreaterThan(0);
     }
   }
+});
+
+test("NewestPostings.fill: exactly the newest `take` live postings with their counts, ascending, however many removed notes lie among them", () => {
+  const newest = new NewestPostings();
+  fc.assert(
+    fc.property(fc.integer({ min: 1, max: 1200 }), fc.integer({ min: 0, max: 100 }), fc.integer({ min: 1, max: 1500 }), fc.integer(), (size, deadPercent, take, seed) => {
+      let state = seed >>> 0 || 1;
+      const next = (n: number) => (state = (state * 1103515245 + 12345) % 2 ** 31) % n;
+      const list = new TermPostings(16);
+      const live = new Uint8Array(4 * size + 4);
+      const ordinals: number[] = [];
+      for (let i = 0, ordinal = 0; i < size; i++, ordinal += 1 + next(3)) {
+        list.push(ordinal, ordinal % 5 === 0 ? 1 : 0, 0, 1 + (ordinal % 4));
+        ordinals.push(ordinal);
+        live[ordinal] = next(100) < deadPercent ? 0 : 1;
+      }
+      list.notes = ordinals.filter((o) => live[o] === 1).length;
+      const start = newest.fill(list, live, take);
+      const filled = Array.from({ length: take - start }, (_, k) => [newest.ordinals[start + k], newest.titles[start + k], newest.tags[start + k], newest.bodies[start + k]]);
+      const liveOrdinals = ordinals.filter((o) => live[o] === 1);
+      expect(filled).toEqual(liveOrdinals.slice(Math.max(0, liveOrdinals.length - take)).map((o) => [o, o % 5 === 0 ? 1 : 0, 0, 1 + (o % 4)]));
+    }),
+    { numRuns: 400 },
+  );
 });

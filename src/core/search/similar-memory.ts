@@ -4,31 +4,79 @@
 // (maxscore.ts): that ranks with the index's own statistics, and the lookup
 // counts the new note in before it is stored.
 import { BLOCK_SHIFT, PostingCursor, type MemoryIndex, type TermPostings } from "./memory-index.ts";
+import { BLOCK } from "./term-postings.ts";
 import { ownScore, poolOf, rarestShared, reachPerTerm, similarStats, type SimilarQuery, type SimilarRanking, type SimilarTerm } from "./own-score.ts";
 import { BM25F, saturate, SLACK, TopK, weightedFrequencyOf } from "./ranking.ts";
 
-/**
- * A cursor just before the newest `take` live postings of `list`: from the
- * block holding the take-th posting from the end when every posting is live
- * (skipping the ones before it), else from further back, counting the live
- * ones. Returns the cursor and how many live postings to pass first.
- */
-function newestLive(list: TermPostings, live: Uint8Array, take: number): [cursor: PostingCursor, skip: number] {
-  const at = (block: number) => {
-    const cursor = new PostingCursor(list);
-    if (block > 0) cursor.toBlock(block);
-    return cursor;
-  };
-  const fromEnd = (block: number) => list.size - (block << BLOCK_SHIFT);
-  let block = Math.max(0, (list.size - take) >> BLOCK_SHIFT);
-  // Postings of removed notes stay until a compaction: then count the live ones, further back when short.
-  if (list.notes === list.size) return [at(block), fromEnd(block) - take];
-  for (;;) {
-    const cursor = at(block);
-    let count = 0;
-    while (cursor.next()) if (live[cursor.ordinal] === 1) count++;
-    if (count >= take || block === 0) return [at(block), Math.max(0, count - take)];
-    block = Math.max(0, block - Math.max(1, (take - count) >> BLOCK_SHIFT));
+/** The newest live postings of a term, ascending (newestLive fills it): each holder's ordinal and counts per field. */
+export class NewestPostings {
+  ordinals = new Int32Array(0);
+  titles = new Int32Array(0);
+  tags = new Int32Array(0);
+  bodies = new Int32Array(0);
+  /** One block read ahead of taking its postings newest first. */
+  private readonly block = { ordinals: new Int32Array(BLOCK), titles: new Int32Array(BLOCK), tags: new Int32Array(BLOCK), bodies: new Int32Array(BLOCK) };
+
+  private hold(take: number): void {
+    if (this.ordinals.length >= take) return;
+    const size = Math.max(take, 2 * this.ordinals.length);
+    this.ordinals = new Int32Array(size);
+    this.titles = new Int32Array(size);
+    this.tags = new Int32Array(size);
+    this.bodies = new Int32Array(size);
+  }
+
+  private put(at: number, cursor: PostingCursor): void {
+    this.ordinals[at] = cursor.ordinal;
+    this.titles[at] = cursor.title;
+    this.tags[at] = cursor.tags;
+    this.bodies[at] = cursor.body;
+  }
+
+  /**
+   * The newest `take` live postings of `list` into [start, take) of the
+   * arrays, ascending; returns start (above 0 when fewer are live). When
+   * every posting is live they are the last `take`, read on from the block
+   * holding the first of them. Else (postings of removed notes stay until a
+   * compaction) the blocks are read from the last one back, each once, its
+   * live postings taken newest first until `take`.
+   */
+  fill(list: TermPostings, live: Uint8Array, take: number): number {
+    this.hold(take);
+    const from = (block: number) => {
+      const cursor = new PostingCursor(list);
+      if (block > 0) cursor.toBlock(block);
+      return cursor;
+    };
+    if (list.notes === list.size) {
+      const block = Math.max(0, (list.size - take) >> BLOCK_SHIFT);
+      const cursor = from(block);
+      for (let skip = list.size - (block << BLOCK_SHIFT) - take; skip > 0; skip--) cursor.next();
+      const start = Math.max(0, take - list.size);
+      for (let at = start; at < take && cursor.next(); at++) this.put(at, cursor);
+      return start;
+    }
+    const held = this.block;
+    let start = take;
+    for (let block = (list.size - 1) >> BLOCK_SHIFT; block >= 0 && start > 0; block--) {
+      const cursor = from(block);
+      let read = 0;
+      for (let left = Math.min(BLOCK, list.size - (block << BLOCK_SHIFT)); left > 0 && cursor.next(); left--) {
+        held.ordinals[read] = cursor.ordinal;
+        held.titles[read] = cursor.title;
+        held.tags[read] = cursor.tags;
+        held.bodies[read++] = cursor.body;
+      }
+      for (let r = read - 1; r >= 0 && start > 0; r--) {
+        if (live[held.ordinals[r]] !== 1) continue;
+        start--;
+        this.ordinals[start] = held.ordinals[r];
+        this.titles[start] = held.titles[r];
+        this.tags[start] = held.tags[r];
+        this.bodies[start] = held.bodies[r];
+      }
+    }
+    return start;
   }
 }
 
@@ -50,6 +98,8 @@ class ReachLog {
   ordinals: Int32Array;
   shares: Float64Array;
   size = 0;
+  /** Step 1's read of one term's newest holders (scratch). */
+  readonly newest = new NewestPostings();
 
   constructor(capacity: number) {
     this.ordinals = new Int32Array(capacity);
@@ -115,13 +165,13 @@ export function rankSimilarInMemory(index: MemoryIndex, { terms, vector, limit, 
     const list = takes[i] > 0 ? lists.get(term.term) : undefined;
     if (!list) continue;
     const start = log.size;
-    const [cursor, skip] = newestLive(list, live, takes[i]);
-    for (let passed = 0; cursor.next(); ) {
-      const ordinal = cursor.ordinal;
-      if (live[ordinal] !== 1 || passed++ < skip) continue;
+    const newest = log.newest;
+    const take = takes[i];
+    for (let k = newest.fill(list, live, take); k < take; k++) {
+      const ordinal = newest.ordinals[k];
       if (accumulators[ordinal] === 0) touched[reached++] = ordinal;
       const o = 3 * ordinal;
-      const share = term.idf * saturate(weightedFrequencyOf(cursor.title, cursor.tags, cursor.body, lengths[o], lengths[o + 1], lengths[o + 2], stats.averages));
+      const share = term.idf * saturate(weightedFrequencyOf(newest.titles[k], newest.tags[k], newest.bodies[k], lengths[o], lengths[o + 1], lengths[o + 2], stats.averages));
       accumulators[ordinal] += share;
       log.push(ordinal, share);
     }
