@@ -2,7 +2,7 @@
 // write: the term vector (analysed once per create, shared with the store's
 // write), the lookup's terms (similarTerms) and the lookup (Store.similarNotes
 // on the in-memory postings):
-//   bun bench/lookup-parts.ts [--from /tmp/wt20-seed-100k] [--notes webmasters|bench|headheavy] [--rounds 5] [--repo PATH] [--stored N]
+//   bun bench/lookup-parts.ts [--from /tmp/wt20-seed-100k] [--notes webmasters|bench|headheavy] [--rounds 5] [--repo PATH] [--stored N] [--deleted N]
 // Each part is timed for every note in every round, and the least time per
 // note over the rounds is summed: preemption on a shared host only adds time,
 // so the least of several rounds is the figure the host's noise disturbs
@@ -14,6 +14,9 @@
 // their words are in most notes). `--stored N` first stores N more notes of
 // the same kind (through Cairn.createNote, hints off), so the lookups meet a
 // commons of their near-duplicates, as in a replay loop (bench/hint-cost.ts).
+// `--deleted N` first deletes N notes, every tenth of the newest 10·N, so the
+// common terms' lists hold removed notes' postings (they stay until a
+// compaction) where the lookup reads its newest holders.
 import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -46,6 +49,14 @@ const notes =
       ? Array.from({ length: 1000 }, (_, i) => headNote("cairn-writes", i))
       : questions.map((q, i) => ({ title: `${(q.title || "untitled").slice(0, 190)} ${i}`, body: q.body.slice(0, 600) || "empty", tags: ["webmasters"] }));
 
+const deleted = Number(args.deleted ?? 0);
+if (deleted > 0) {
+  const { Database } = await import("bun:sqlite");
+  const db = new Database(join(dir, "cairn.db"), { readonly: true });
+  const newest = db.query("SELECT id, contributor_no AS contributorNo FROM posts ORDER BY pk DESC LIMIT ?").all(10 * deleted) as { id: string; contributorNo: number }[];
+  db.close();
+  for (let i = 0; i < newest.length; i += 10) await store.deleteNote(newest[i].id, newest[i].contributorNo);
+}
 const stored = Number(args.stored ?? 0);
 if (stored > 0) {
   const { Cairn } = await import(join(repo, "src/core/service.ts"));
