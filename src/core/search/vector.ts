@@ -21,9 +21,14 @@ export function noteVector(title: string, tags: string[], body: string): NoteVec
   return { terms, encoded: encodeVector(terms) };
 }
 
-export function encodeVector({ lengths, counts }: TermVector): string {
+export function encodeVector({ lengths, counts: { terms, fields } }: TermVector): string {
   let out = lengths.join(",");
-  for (const [term, [t, g, b]] of counts) out += t === 0 && g === 0 ? ` ${term}:${b}` : ` ${term}:${t},${g},${b}`;
+  for (let i = 0; i < terms.length; i++) {
+    const t = fields[3 * i];
+    const g = fields[3 * i + 1];
+    const b = fields[3 * i + 2];
+    out += t === 0 && g === 0 ? ` ${terms[i]}:${b}` : ` ${terms[i]}:${t},${g},${b}`;
+  }
   return out;
 }
 
@@ -80,7 +85,8 @@ export const lengthsOf = (vector: IndexedVector): Fields<number> => (typeof vect
 /** forEachTerm for either form. */
 export function forEachTermOf(vector: IndexedVector, each: (term: string, title: number, tags: number, body: number) => void): void {
   if (typeof vector === "string") return forEachTerm(vector, each);
-  for (const [term, counts] of vector.counts) each(term, counts[0], counts[1], counts[2]);
+  const { terms, fields } = vector.counts;
+  for (let i = 0; i < terms.length; i++) each(terms[i], fields[3 * i], fields[3 * i + 1], fields[3 * i + 2]);
 }
 
 /** Calls `each` with every term of a stored vector and its counts per field (title, tags, body), in stored order. */
