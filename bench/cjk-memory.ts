@@ -15,23 +15,12 @@ import { heapStats } from "bun:jsc";
 import { join, resolve } from "node:path";
 import { inBatches, NO_BREAKERS, register } from "../test/helpers/api.ts";
 import { call, startServer } from "../test/helpers/server.ts";
-import { procKb } from "../test/reliability/support.ts";
+import { cjkBody, procKb } from "../test/reliability/support.ts";
 import { benchArgs } from "./wrk.ts";
 
 const args = benchArgs();
 const NOTES = 300;
 const mb = (bytes: number) => (bytes / 1048576).toFixed(1);
-
-/** The test's body: 20,000 CJK characters from a seeded generator (test/reliability/memory.test.ts). */
-function cjkBody(seed: number): string {
-  const chars: string[] = [];
-  let x = seed * 7919 + 1;
-  for (let i = 0; i < 20_000; i++) {
-    x = (x * 1103515245 + 12345) & 0x7fffffff;
-    chars.push(String.fromCharCode(0x4e00 + (x % 20_000)));
-  }
-  return chars.join("");
-}
 
 if ("in-process" in args) {
   const repo = resolve(args.repo ?? join(import.meta.dir, ".."));
