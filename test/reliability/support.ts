@@ -19,6 +19,22 @@ export function procKb(pid: number, field: "VmRSS" | "VmHWM"): number {
   return Number(match[1]);
 }
 
+/**
+ * 20,000 CJK characters from a seeded generator (memory.test.ts,
+ * bench/cjk-memory.ts): notes of many distinct character pairs, though they
+ * repeat across notes (~14,100 distinct pairs a note, 133,406 over 300 notes:
+ * docs/reliability.md, "What holds the memory at its peak").
+ */
+export function cjkBody(seed: number): string {
+  const chars: string[] = [];
+  let x = seed * 7919 + 1;
+  for (let i = 0; i < 20_000; i++) {
+    x = (x * 1103515245 + 12345) & 0x7fffffff;
+    chars.push(String.fromCharCode(0x4e00 + (x % 20_000)));
+  }
+  return chars.join("");
+}
+
 /** The contract's error table: code → status. */
 export const ERROR_STATUS: Record<string, number> = {
   invalid_request: 400,

@@ -74,6 +74,34 @@ test("a key reused after the newest note is deleted serves the new text, never t
   }
 });
 
+test("a store's own writes, another store's between them, and its own delete all reach its postings", async () => {
+  // The writer's catch-up after its own batches reads the log without a
+  // transaction while every row since is one of its adds (memory-search.ts);
+  // another store's add or its own delete sends it to the read in one snapshot.
+  const { writer, reader, create, remove, titles, close } = await pair();
+  try {
+    await create("Alpha granite", "granite quarry");
+    expect(await titles(writer, "granite")).toEqual(["Alpha granite"]);
+    const other = await reader.createNote(
+      { id: "00000000-0000-7000-8000-900000000001", contributorNo: 1, title: "Beta granite", body: "granite from the other store", tags: [], createdAt: 50 },
+      () => false,
+    );
+    expect("id" in other).toBe(true);
+    const gamma = await create("Gamma granite", "granite and more granite");
+    const sorted = async (store: SqliteStore, query: string) => (await titles(store, query)).sort();
+    expect(await sorted(writer, "granite")).toEqual(["Alpha granite", "Beta granite", "Gamma granite"]);
+    await remove(gamma);
+    await create("Delta basalt", "basalt, not granite");
+    expect(await sorted(writer, "granite")).toEqual(["Alpha granite", "Beta granite", "Delta basalt"]);
+    expect(await titles(writer, "quarry")).toEqual(["Alpha granite"]);
+    expect(await titles(writer, "basalt")).toEqual(["Delta basalt"]);
+    expect(await titles(reader, "granite")).toEqual(await titles(writer, "granite"));
+    expect(writer.searchIndex.memory.offReason).toBeNull();
+  } finally {
+    await close();
+  }
+});
+
 test("a store that fell behind the trimmed log builds its postings again and misses nothing", async () => {
   const { reader, create, remove, titles, close } = await pair({ searchLogKeep: 4 });
   try {

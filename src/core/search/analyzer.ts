@@ -44,25 +44,55 @@ function termOf(word: string): string {
   return term.length > MAX_TERM_LENGTH ? term.slice(0, MAX_TERM_LENGTH) : term;
 }
 
+/**
+ * Where an analysis puts its terms: every occurrence in order (`analyze`), or
+ * counted per distinct term (`termVector`). `memoIndex`: the word memo's
+ * index of the word the term came from, or -1.
+ */
+interface TermSink {
+  add(term: string, memoIndex: number): void;
+  /** The term `text.slice(start, end)` (a CJK pair): a counting sink makes that string only for a term new to it. */
+  addRange(text: string, start: number, end: number): void;
+}
+
+/** Every occurrence, in order, into an array. */
+class TermList implements TermSink {
+  constructor(readonly out: string[]) {}
+  add(term: string): void {
+    this.out.push(term);
+  }
+  addRange(text: string, start: number, end: number): void {
+    this.out.push(text.slice(start, end));
+  }
+}
+
+const SURROGATE = /[\uD800-\uDFFF]/;
+
 /** Appends the terms of one word (a run of letters, digits and marks, already lower-case). */
-function pushWordTerms(word: string, out: string[]): void {
+function pushWordTerms(word: string, out: TermSink): void {
   if (ASCII_WORD.test(word)) {
-    out.push(termOf(word));
+    out.add(termOf(word), -1);
     return;
   }
   if (!CJK.test(word)) {
-    out.push(termOf(normalise(word)));
+    out.add(termOf(normalise(word)), -1);
     return;
   }
   for (const [, cjk, other] of word.matchAll(CJK_RUNS)) {
     if (other !== undefined) {
       const rest = normalise(other);
-      if (rest.length > 0) out.push(termOf(rest));
+      if (rest.length > 0) out.add(termOf(rest), -1);
+      continue;
+    }
+    if (!SURROGATE.test(cjk)) {
+      // One code unit a character: each pair read in place (no array of characters, no string per repeat).
+      if (cjk.length === 1) out.add(cjk, -1);
+      for (let i = 0; i + 1 < cjk.length; i++) out.addRange(cjk, i, i + 2);
       continue;
     }
     const chars = [...cjk];
-    if (chars.length === 1) out.push(chars[0]);
-    for (let i = 0; i + 1 < chars.length; i++) out.push(chars[i] + chars[i + 1]);
+    if (chars.length === 1) out.add(chars[0], -1);
+    for (let i = 0; i + 1 < chars.length; i++) out.add(chars[i] + chars[i + 1], -1);
   }
 }
 
@@ -129,6 +159,7 @@ class WordMemo {
     this.used = 0;
     this.words = [];
     this.generation++;
+    collector?.forgetWords();
   }
 }
 /** Letters of the longest word the word memo keeps. */
@@ -139,12 +170,13 @@ let wordMemo: WordMemo | null = null;
 
 /**
  * pushWordTerms for every word of a lower-cased text of ASCII characters only,
- * read character by character: there a word is a run of a-z and 0-9, a word
+ * into `list` or counted by `counter` (with the memo's index of each letter
+ * word), read character by character: there a word is a run of a-z and 0-9, a word
  * of letters is stemmed and one with digits kept as it is. The same terms as
  * the pattern's way, several times faster (a note's analysis was a fifth of a
  * long note's write: docs/benchmarks.md, "Writes of ~2 KB notes").
  */
-function pushAsciiTerms(lower: string, out: string[], skip: ReadonlySet<string> | null, words: number[] | null): void {
+function pushAsciiTerms(lower: string, list: string[] | null, counter: TermCollector | null, skip: ReadonlySet<string> | null): void {
   const memo = (wordMemo ??= new WordMemo());
   let start = -1;
   let letters = true;
@@ -170,8 +202,10 @@ function pushAsciiTerms(lower: string, out: string[], skip: ReadonlySet<string> 
         if (skip.has(word)) continue;
         term = letters ? memo.stem(lower, from, i, finishHash(h)) : word;
       } else term = letters ? memo.stem(lower, from, i, finishHash(h)) : lower.slice(from, i);
-      out.push(term.length > MAX_TERM_LENGTH ? term.slice(0, MAX_TERM_LENGTH) : term);
-      if (words !== null) words.push(letters ? memo.index : -1);
+      if (term.length > MAX_TERM_LENGTH) term = term.slice(0, MAX_TERM_LENGTH);
+      // Two call sites, each of one kind (the hot loop of every note's analysis stays monomorphic).
+      if (counter !== null) counter.add(term, letters ? memo.index : -1);
+      else list!.push(term);
     }
   }
 }
@@ -187,30 +221,72 @@ export function analyze(text: string): string[] {
 
 /** analyze() of a text's words that `skip` does not hold (lower-case words): one pass, no joined copy. */
 export function analyzeWithout(text: string, skip: ReadonlySet<string> | null): string[] {
-  return analyzeInto(text, skip, null);
-}
-
-/**
- * analyzeWithout(), and when the text is ASCII only, per term the word memo's
- * index of the word it came from (-1: none) appended to `words`; a text with
- * other characters appends none.
- */
-function analyzeInto(text: string, skip: ReadonlySet<string> | null, words: number[] | null): string[] {
   const out: string[] = [];
   const lower = text.toLowerCase();
-  if (!NON_ASCII.test(lower)) pushAsciiTerms(lower, out, skip, words);
-  else for (const match of lower.matchAll(WORD)) if (!skip?.has(match[0])) pushWordTerms(match[0], out);
+  if (!NON_ASCII.test(lower)) pushAsciiTerms(lower, out, null, skip);
+  else {
+    const list = new TermList(out);
+    for (const match of lower.matchAll(WORD)) if (!skip?.has(match[0])) pushWordTerms(match[0], list);
+  }
   return out;
+}
+
+/** Counts the terms of one field of a note. */
+function countTerms(text: string, counter: TermCollector): void {
+  const lower = text.toLowerCase();
+  if (!NON_ASCII.test(lower)) pushAsciiTerms(lower, null, counter, null);
+  else for (const match of lower.matchAll(WORD)) pushWordTerms(match[0], counter);
 }
 
 /** The three searched fields of a note, in field order: title, tags, body. */
 export type Fields<T> = [title: T, tags: T, body: T];
 export const FIELD_NAMES: Fields<string> = ["title", "tags", "body"];
 
+/**
+ * How often each distinct term of a note occurs in each field: the terms in
+ * the order first met, and their counts three per term (title, tags, body) in
+ * one typed array. A Map of [title, tags, body] arrays took ~200 bytes a
+ * distinct term, which a note of many distinct terms (20,000 CJK characters:
+ * ~14,000 pairs) held through its write, long enough for the collector to
+ * move it to the old generation (docs/reliability.md, "Memory of the search
+ * postings"). Iterates as [term, counts] pairs (a fresh array each).
+ */
+export class TermCounts implements Iterable<[string, Fields<number>]> {
+  constructor(
+    readonly terms: string[],
+    /** Per term, at 3·i: its count in the title, the tags, the body. */
+    readonly fields: Int32Array,
+  ) {}
+
+  get size(): number {
+    return this.terms.length;
+  }
+
+  keys(): IterableIterator<string> {
+    return this.terms.values();
+  }
+
+  /** A term's counts per field, or undefined (a scan: for tests and tools). */
+  get(term: string): Fields<number> | undefined {
+    const i = this.terms.indexOf(term);
+    return i < 0 ? undefined : this.at(i);
+  }
+
+  /** The counts of the i-th term. */
+  at(i: number): Fields<number> {
+    const f = this.fields;
+    return [f[3 * i], f[3 * i + 1], f[3 * i + 2]];
+  }
+
+  *[Symbol.iterator](): Generator<[string, Fields<number>]> {
+    for (let i = 0; i < this.terms.length; i++) yield [this.terms[i], this.at(i)];
+  }
+}
+
 /** How often each term occurs in each field, and each field's length in terms. */
 export interface TermVector {
   lengths: Fields<number>;
-  counts: Map<string, Fields<number>>;
+  counts: TermCounts;
   /**
    * Per term of `counts`, in its order, the word memo's index of a word it
    * came from (-1: none), valid while the memo's generation is
@@ -218,34 +294,172 @@ export interface TermVector {
    * postings find an analysed term's id by it without hashing the term
    * (memory-index.ts; docs/search-index.md, "Adding a note").
    */
-  memoWords: number[] | null;
+  memoWords: Int32Array | null;
   memoGeneration: number;
 }
 
+/**
+ * Counts a note's terms as the analysis meets them, without a Map: an
+ * open-addressing table of the distinct terms (each slot its hash and the
+ * term's place + 1) and, for words of the memo, the place by the memo's index
+ * (no hashing). Its arrays are kept between notes (one analysis at a time:
+ * analysis is synchronous); only the terms and the counts are handed out.
+ */
+class TermCollector implements TermSink {
+  private slots = new Int32Array(2 * 1024);
+  private mask = 1023;
+  /** Slots filled by the current note (emptied at the next begin()). */
+  private filled = new Int32Array(512);
+  private terms: string[] = [];
+  private counts = new Int32Array(3 * 512);
+  private words = new Int32Array(512);
+  /** Per memo word, the note (`note`) that last met it and the term's place in that note. */
+  private wordNote = new Int32Array(0);
+  private wordPlace = new Int32Array(0);
+  private note = 0;
+  field = 0;
+  /** Terms met in the current field, repeats included. */
+  length = 0;
+
+  /** Slots of the last note (emptied by begin()). */
+  private used = 0;
+
+  begin(): void {
+    const slots = this.slots;
+    // (terms.length too: an analysis that threw left its terms unfinished.)
+    for (let i = Math.max(this.used, this.terms.length) - 1; i >= 0; i--) slots[2 * this.filled[i]] = 0;
+    this.used = 0;
+    this.terms = [];
+    this.forgetWords();
+  }
+
+  /** The memo words met so far name no place any more (a new note, or the memo was emptied: its indexes name other words). */
+  forgetWords(): void {
+    // A stamp per note: wrapping takes 2^31 notes, and a stale stamp would need a word last met that long ago.
+    this.note = (this.note + 1) | 0 || 1;
+  }
+
+  add(term: string, memoIndex: number): void {
+    this.length++;
+    if (memoIndex >= 0 && memoIndex < this.wordNote.length && this.wordNote[memoIndex] === this.note) {
+      this.counts[3 * this.wordPlace[memoIndex] + this.field]++;
+      return;
+    }
+    let h = FNV_START;
+    for (let i = 0; i < term.length; i++) h = fnvStep(h, term.charCodeAt(i));
+    const place = this.place(finishHash(h), term, 0, term.length, term);
+    this.counts[3 * place + this.field]++;
+    if (memoIndex >= 0) this.rememberWord(memoIndex, place);
+  }
+
+  addRange(text: string, start: number, end: number): void {
+    this.length++;
+    let h = FNV_START;
+    for (let i = start; i < end; i++) h = fnvStep(h, text.charCodeAt(i));
+    // The place first: a new term may grow (replace) the counts array.
+    const place = this.place(finishHash(h), text, start, end, null);
+    this.counts[3 * place + this.field]++;
+  }
+
+  /** The place of the term `text[start, end)` (`term` when the caller has its string), added with zero counts when new. */
+  private place(hash: number, text: string, start: number, end: number, term: string | null): number {
+    const slots = this.slots;
+    const terms = this.terms;
+    const length = end - start;
+    let slot = hash & this.mask;
+    for (; ; slot = (slot + 1) & this.mask) {
+      const held = slots[2 * slot];
+      if (held === 0) break;
+      if (held !== hash) continue;
+      const place = slots[2 * slot + 1];
+      const other = terms[place];
+      if (other === term) return place;
+      if (other.length !== length) continue;
+      let i = 0;
+      while (i < length && other.charCodeAt(i) === text.charCodeAt(start + i)) i++;
+      if (i === length) return place;
+    }
+    const place = terms.length;
+    terms.push(term ?? text.slice(start, end));
+    if (place === this.words.length) this.growTerms();
+    this.counts[3 * place] = 0;
+    this.counts[3 * place + 1] = 0;
+    this.counts[3 * place + 2] = 0;
+    this.words[place] = -1;
+    slots[2 * slot] = hash;
+    slots[2 * slot + 1] = place;
+    this.filled[place] = slot;
+    if (2 * terms.length > this.mask + 1) this.rehash();
+    return place;
+  }
+
+  private rememberWord(memoIndex: number, place: number): void {
+    if (memoIndex >= this.wordNote.length) {
+      const size = Math.max(1024, 2 * this.wordNote.length, memoIndex + 1);
+      const notes = new Int32Array(size);
+      notes.set(this.wordNote);
+      const places = new Int32Array(size);
+      places.set(this.wordPlace);
+      this.wordNote = notes;
+      this.wordPlace = places;
+    }
+    this.wordNote[memoIndex] = this.note;
+    this.wordPlace[memoIndex] = place;
+    if (this.words[place] < 0) this.words[place] = memoIndex;
+  }
+
+  private growTerms(): void {
+    const size = 2 * this.words.length;
+    const counts = new Int32Array(3 * size);
+    counts.set(this.counts);
+    this.counts = counts;
+    const words = new Int32Array(size);
+    words.set(this.words);
+    this.words = words;
+    const filled = new Int32Array(size);
+    filled.set(this.filled);
+    this.filled = filled;
+  }
+
+  private rehash(): void {
+    const old = this.slots;
+    const count = 2 * (this.mask + 1);
+    this.slots = new Int32Array(2 * count);
+    this.mask = count - 1;
+    for (let at = 0; at < old.length; at += 2) {
+      if (old[at] === 0) continue;
+      let slot = old[at] & this.mask;
+      while (this.slots[2 * slot] !== 0) slot = (slot + 1) & this.mask;
+      this.slots[2 * slot] = old[at];
+      this.slots[2 * slot + 1] = old[at + 1];
+      this.filled[old[at + 1]] = slot;
+    }
+  }
+
+  /** The note's distinct terms and their counts (copies: the collector's arrays are reused). */
+  finish(): { counts: TermCounts; words: Int32Array } {
+    const terms = this.terms;
+    this.used = terms.length;
+    this.terms = [];
+    return { counts: new TermCounts(terms, this.counts.slice(0, 3 * terms.length)), words: this.words.slice(0, terms.length) };
+  }
+}
+let collector: TermCollector | null = null;
+
 export function termVector(title: string, tags: string[], body: string): TermVector {
-  const counts = new Map<string, Fields<number>>();
   const lengths: Fields<number> = [0, 0, 0];
   const texts = [title, tags.join(" "), body];
   const memo = (wordMemo ??= new WordMemo());
   const memoGeneration = memo.generation;
-  let memoWords: number[] | null = [];
-  const fieldWords: number[] = [];
+  const terms = (collector ??= new TermCollector());
+  terms.begin();
   for (let field = 0; field < 3; field++) {
-    fieldWords.length = 0;
-    const terms = analyzeInto(texts[field], null, fieldWords);
-    const known = fieldWords.length === terms.length;
+    terms.field = field;
+    terms.length = 0;
+    countTerms(texts[field], terms);
     lengths[field] = terms.length;
-    for (let i = 0; i < terms.length; i++) {
-      const term = terms[i];
-      let entry = counts.get(term);
-      if (!entry) {
-        counts.set(term, (entry = [0, 0, 0]));
-        memoWords.push(known ? fieldWords[i] : -1);
-      }
-      entry[field]++;
-    }
   }
+  const { counts, words } = terms.finish();
   // Emptied while analysing: the indexes taken before name other words now.
-  if (memo.generation !== memoGeneration) memoWords = null;
-  return { lengths, counts, memoWords, memoGeneration };
+  return { lengths, counts, memoWords: memo.generation !== memoGeneration ? null : words, memoGeneration };
 }

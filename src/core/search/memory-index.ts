@@ -150,16 +150,17 @@ export class MemoryIndex {
       this.idOfWord.fill(0);
       this.wordGeneration = vector.memoGeneration;
     }
-    let i = 0;
-    for (const [term, counts] of vector.counts) {
-      const word = words === null ? -1 : words[i++];
+    const { terms, fields } = vector.counts;
+    for (let i = 0; i < terms.length; i++) {
+      const word = words === null ? -1 : words[i];
       let id = word >= 0 && word < this.idOfWord.length ? this.idOfWord[word] - 1 : -1;
       if (id < 0) {
+        const term = terms[i];
         id = this.termIds.get(term);
         if (id < 0) id = this.newTerm(term, new TermPostings(8));
         if (word >= 0) this.rememberWord(word, id);
       }
-      this.stage.add(id, ordinal, counts[0], counts[1], counts[2]);
+      this.stage.add(id, ordinal, fields[3 * i], fields[3 * i + 1], fields[3 * i + 2]);
     }
   }
 

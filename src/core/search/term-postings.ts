@@ -74,8 +74,10 @@ export class TermPostings {
 
   /** Appends a posting (`ordinal` above every one held); returns the bytes the arrays grew by. */
   push(ordinal: number, title: number, tags: number, body: number): number {
-    // At most four varints of five bytes.
-    let grown = this.length + 20 > this.data.length ? this.grow(20) : 0;
+    // At most four varints of five bytes; one when the term is in the body only, 1-3 times (most postings):
+    // a new term's first array then holds its first postings instead of being replaced at the first.
+    const most = title === 0 && tags === 0 && body >= 1 && body <= 3 ? 5 : 20;
+    let grown = this.length + most > this.data.length ? this.grow(most) : 0;
     const data = this.data;
     const gap = ordinal - this.last;
     let at = this.length;

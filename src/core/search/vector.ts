@@ -21,10 +21,75 @@ export function noteVector(title: string, tags: string[], body: string): NoteVec
   return { terms, encoded: encodeVector(terms) };
 }
 
-export function encodeVector({ lengths, counts }: TermVector): string {
-  let out = lengths.join(",");
-  for (const [term, [t, g, b]] of counts) out += t === 0 && g === 0 ? ` ${term}:${b}` : ` ${term}:${t},${g},${b}`;
-  return out;
+/**
+ * The stored form, written into one reused buffer and decoded once: built by
+ * concatenation, a note of 14,000 distinct terms (20,000 CJK characters) made
+ * ~28,000 intermediate strings first (docs/reliability.md, "Memory of the
+ * search postings").
+ */
+export function encodeVector({ lengths, counts: { terms, fields } }: TermVector): string {
+  const out = new VectorWriter();
+  out.int(lengths[0]);
+  out.char(44);
+  out.int(lengths[1]);
+  out.char(44);
+  out.int(lengths[2]);
+  for (let i = 0; i < terms.length; i++) {
+    const term = terms[i];
+    out.room(term.length + 36);
+    out.char(32);
+    for (let k = 0; k < term.length; k++) out.char(term.charCodeAt(k));
+    out.char(58);
+    const t = fields[3 * i];
+    const g = fields[3 * i + 1];
+    if (t !== 0 || g !== 0) {
+      out.int(t);
+      out.char(44);
+      out.int(g);
+      out.char(44);
+    }
+    out.int(fields[3 * i + 2]);
+  }
+  return out.done();
+}
+
+let vectorBuffer = new Uint16Array(4096);
+const utf16 = new TextDecoder("utf-16le");
+
+/** UTF-16 code units into the shared buffer (one vector at a time: encoding is synchronous). */
+class VectorWriter {
+  private at = 0;
+  private buffer = vectorBuffer;
+
+  /** Makes room for `more` code units (callers ask before each term; a field length needs at most 10). */
+  room(more: number): void {
+    if (this.at + more <= this.buffer.length) return;
+    const grown = new Uint16Array(Math.max(2 * this.buffer.length, this.at + more));
+    grown.set(this.buffer.subarray(0, this.at));
+    this.buffer = vectorBuffer = grown;
+  }
+
+  char(code: number): void {
+    this.buffer[this.at++] = code;
+  }
+
+  /** A non-negative integer in decimal (at most 10 digits). */
+  int(value: number): void {
+    this.room(11);
+    let digits = 1;
+    for (let v = value; v >= 10; v = Math.floor(v / 10)) digits++;
+    let at = this.at + digits;
+    this.at = at;
+    let v = value;
+    do {
+      this.buffer[--at] = 48 + (v % 10);
+      v = Math.floor(v / 10);
+    } while (v > 0);
+  }
+
+  done(): string {
+    return utf16.decode(this.buffer.subarray(0, this.at));
+  }
 }
 
 function readInt(text: string, from: number): [value: number, next: number] {
@@ -80,7 +145,8 @@ export const lengthsOf = (vector: IndexedVector): Fields<number> => (typeof vect
 /** forEachTerm for either form. */
 export function forEachTermOf(vector: IndexedVector, each: (term: string, title: number, tags: number, body: number) => void): void {
   if (typeof vector === "string") return forEachTerm(vector, each);
-  for (const [term, counts] of vector.counts) each(term, counts[0], counts[1], counts[2]);
+  const { terms, fields } = vector.counts;
+  for (let i = 0; i < terms.length; i++) each(terms[i], fields[3 * i], fields[3 * i + 1], fields[3 * i + 2]);
 }
 
 /** Calls `each` with every term of a stored vector and its counts per field (title, tags, body), in stored order. */

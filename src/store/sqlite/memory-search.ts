@@ -93,28 +93,51 @@ class SqliteSearchLog implements SearchLog<number> {
       return { position: from, changes: [] };
     }
     this.lastRead = null;
+    // After this connection's own write batches (the common case on a server),
+    // every row since is one of its adds, whose vectors it holds: one read of
+    // the log without a transaction (no vector is read back, so there is no
+    // snapshot to keep). Anything else (a removal, a key it did not write:
+    // another process's or a catch-up's) is read again below, in one snapshot.
+    if (own && written.size > 0) {
+      const read = this.readLog(from, written, true);
+      if (read !== undefined) {
+        if (read !== null) this.lastRead = { position: read.position, changed: changed! };
+        return read;
+      }
+    }
     if (own) this.sqlite.exec("BEGIN");
     try {
-      const rows: LogRow[] = [];
-      let seq = from;
-      for (;;) {
-        const page = this.s.since.all(seq, LOG_PAGE);
-        if (page.length === 0) break;
-        if (seq === from && page[0].seq !== seq + 1 && (this.s.oldest.get()?.seq ?? 0) > seq + 1) return null;
-        rows.push(...page);
-        seq = page[page.length - 1].seq;
-        if (page.length < LOG_PAGE) break;
-      }
-      const changes = [...netChanges(rows.map((row) => ({ key: row.pk, removed: row.removed })))].map(([key, change]) => ({
-        key,
-        removed: change.firstRemoved,
-        added: change.added ? (written.get(key) ?? this.s.vectorOf.get(key)?.vector ?? null) : null,
-      }));
-      if (changed) this.lastRead = { position: seq, changed };
-      return { position: seq, changes };
+      const read = this.readLog(from, written, false)!;
+      if (read !== null && changed) this.lastRead = { position: read.position, changed };
+      return read;
     } finally {
       if (own) this.sqlite.exec("COMMIT");
     }
+  }
+
+  /**
+   * The log rows after `from` as net changes per key; null when the log no
+   * longer reaches back to `from`. `ownAddsOnly`: undefined, reading no
+   * vector back, unless every row adds a key of `written`.
+   */
+  private readLog(from: number, written: ReadonlyMap<number, IndexedVector>, ownAddsOnly: boolean): LogChanges<number> | null | undefined {
+    const rows: LogRow[] = [];
+    let seq = from;
+    for (;;) {
+      const page = this.s.since.all(seq, LOG_PAGE);
+      if (page.length === 0) break;
+      if (seq === from && page[0].seq !== seq + 1 && (this.s.oldest.get()?.seq ?? 0) > seq + 1) return null;
+      if (ownAddsOnly) for (const row of page) if (row.removed !== null || !written.has(row.pk)) return undefined;
+      rows.push(...page);
+      seq = page[page.length - 1].seq;
+      if (page.length < LOG_PAGE) break;
+    }
+    const changes = [...netChanges(rows.map((row) => ({ key: row.pk, removed: row.removed })))].map(([key, change]) => ({
+      key,
+      removed: change.firstRemoved,
+      added: change.added ? (written.get(key) ?? this.s.vectorOf.get(key)?.vector ?? null) : null,
+    }));
+    return { position: seq, changes };
   }
 }
 
