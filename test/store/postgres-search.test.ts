@@ -88,6 +88,44 @@ describe.skipIf(!onPostgres)("PostgreSQL: in-memory postings following search_lo
     expect(await titles(other, "drumlin")).toEqual([]);
   });
 
+  test("a store's own new notes are in its postings at commit, without a log read; the read that names them later keeps each once, and drops one another store deleted meanwhile", async () => {
+    const other = await open();
+    const memory = writer.searchIndex.memory;
+    await memory.follow();
+    // Counts this store's reads of the log from here on (the timer's too).
+    const log = (memory as unknown as { log: { changesSince: (...args: unknown[]) => unknown } }).log;
+    const read = log.changesSince.bind(log);
+    let reads = 0;
+    log.changesSince = (...args: unknown[]) => {
+      reads++;
+      return read(...args);
+    };
+    try {
+      const before = (await memory.current())!.notes;
+      const readsBefore = reads;
+      const kept = await create("Esker ridge", "a winding ridge of gravel");
+      const gone = await create("Esker delta", "gravel laid down by a stream");
+      const index = (await memory.current())!;
+      expect(reads).toBe(readsBefore);
+      expect(index.notes).toBe(before + 2);
+      expect((await titles(writer, "esker")).sort()).toEqual(["Esker delta", "Esker ridge"]);
+      // Deleted through another store before this one read the log: its next read takes the note out.
+      expect(await other.deleteNote(gone, contributorNo)).toBe("deleted");
+      await memory.follow();
+      expect(reads).toBeGreaterThan(readsBefore);
+      expect(await titles(writer, "esker")).toEqual(["Esker ridge"]);
+      expect((await memory.current())!.notes).toBe(before + 1);
+      // Read again (nothing new): still once.
+      await memory.follow();
+      expect((await memory.current())!.notes).toBe(before + 1);
+      expect(await writer.deleteNote(kept, contributorNo)).toBe("deleted");
+      expect(await titles(writer, "esker")).toEqual([]);
+      expect((await memory.current())!.notes).toBe(before);
+    } finally {
+      log.changesSince = read;
+    }
+  });
+
   test("a store started on an existing database answers exactly from the table while it builds, then from memory", async () => {
     // More notes than a build done before migrate() returns: written by SQL, as a copy or an older release leaves them.
     const client = new Bun.SQL(url, { max: 1 });

@@ -209,10 +209,13 @@ export class PostgresNotes {
       return { note: await answeredOn(tx, completion, createdRecord(note, row.score, row.comment_count)), logged };
     });
     if (!("note" in created)) return created;
-    // The superseded note changed (superseded_by).
-    if (note.supersedes) this.views.changed([note.supersedes]);
-    this.written(created.logged);
-    this.rememberLatest(created.note, Number([...created.logged.added.keys()][0]));
+    const pk = Number([...created.logged.added.keys()][0]);
+    if (note.supersedes) {
+      // The superseded note changed (superseded_by), and left search: the next search reads the log first.
+      this.views.changed([note.supersedes]);
+      this.written(created.logged);
+    } else this.createdNew(pk, created.logged.seq, note, vector);
+    this.rememberLatest(created.note, pk);
     return created.note;
   }
 
@@ -237,7 +240,7 @@ export class PostgresNotes {
                ${encodeText(note.title)}, ${encodeText(note.body)}, ${textArray(note.tags)}::text[], ${note.createdAt}::bigint, ${vector})`) as CreateRow[];
       if (row.pk !== null) {
         const pk = Number(row.pk);
-        this.written({ seq: Number(row.seq), added: new Map([[pk, note.vector?.terms ?? vector]]) });
+        this.createdNew(pk, Number(row.seq), note, vector);
         const record = createdRecord(note, row.score!, row.comment_count!);
         this.rememberLatest(record, pk);
         return record;
@@ -256,6 +259,18 @@ export class PostgresNotes {
 
   private rememberLatest(note: NoteRecord, pk: number): void {
     this.latestOf.set(note.contributorNo, { pk, note: { id: note.id, title: note.title, body: note.body, tags: [...note.tags] } });
+  }
+
+  /**
+   * After a create that wrote a new note and nothing else to the search log
+   * committed: the note goes into this replica's postings now (its next
+   * search or similar-notes lookup does not wait for a read of the log; on
+   * one replica with similar notes on, that read was on every create's path:
+   * docs/benchmarks.md, "Issue 20: own notes indexed at commit").
+   */
+  private createdNew(pk: number, seq: number, note: NewNote, stored: string): void {
+    this.searchIndex.memory.indexed(new Map([[pk, { vector: note.vector?.terms ?? stored, stored }]]));
+    if (seq % LOG_TRIM_EVERY === 0) void trimLog(this.client, seq).catch(() => {});
   }
 
   /** After a write that logged rows up to `seq` committed (with the vectors it added): this replica's next search finds them; the log is trimmed now and then. */
