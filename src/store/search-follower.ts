@@ -54,6 +54,10 @@ export interface SearchLog<P> {
    * vectors this process's own recent writes indexed, by key (spares reading them back).
    */
   changesSince(from: P, written: ReadonlyMap<number, IndexedVector>): LogChanges<P> | null | Promise<LogChanges<P> | null>;
+  // An engine answers a key's vector from `written` (that very object) only when the key's last
+  // add row in the read is this process's own write: a row id taken again by another note after a
+  // delete must come with that note's vector (PostgreSQL: PostgresSearchLog.ownRow; SQLite reads
+  // the log right after each of its commits, so its own add is the key's last but in a race).
 }
 
 export interface FollowerOptions {
@@ -341,9 +345,13 @@ export class SearchFollower<P> {
     for (const change of read.changes) {
       const ahead = this.ahead.get(change.key);
       if (ahead !== undefined) {
-        // A new note's rows start with its own add: the postings hold it already, unless its note is gone now.
+        // A new note's rows start with its own add, which the postings hold already. The
+        // engine answers that very vector when the key's last add is that row; otherwise
+        // (its note deleted since, maybe its row id taken again) the postings follow the log.
         this.ahead.delete(change.key);
-        if (change.added === null) state.index.remove(change.key, ahead.stored);
+        if (change.added === ahead.vector) continue;
+        state.index.remove(change.key, ahead.stored);
+        if (change.added !== null) state.index.add(change.key, change.added);
         continue;
       }
       if (change.removed !== null) state.index.remove(change.key, change.removed);

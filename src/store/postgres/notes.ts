@@ -101,6 +101,8 @@ const latestBytes = (latest: Latest) => (latest.note ? 4 * (latest.note.title.le
 interface Logged {
   seq: number;
   added: Map<number, IndexedVector>;
+  /** The seqs of the add rows it logged. */
+  addRows: number[];
 }
 
 export class PostgresNotes {
@@ -195,7 +197,7 @@ export class PostgresNotes {
         )
         SELECT note.pk, note.score, note.comment_count, logged.seq FROM note, logged`;
       const [row] = (await (last ? commitWith(insert) : insert)) as { pk: string; score: number; comment_count: number; seq: string }[];
-      const logged: Logged = { seq: Number(row.seq), added: new Map([[Number(row.pk), note.vector?.terms ?? vector]]) };
+      const logged: Logged = { seq: Number(row.seq), added: new Map([[Number(row.pk), note.vector?.terms ?? vector]]), addRows: [Number(row.seq)] };
       if (older) {
         // The older note leaves search: its vector, its tags, a remove row in the log (as a delete writes).
         const [gone] = (await tx`
@@ -269,12 +271,14 @@ export class PostgresNotes {
    * docs/benchmarks.md, "Issue 20: own notes indexed at commit").
    */
   private createdNew(pk: number, seq: number, note: NewNote, stored: string): void {
+    this.searchIndex.log.ownRow(seq);
     this.searchIndex.memory.indexed(new Map([[pk, { vector: note.vector?.terms ?? stored, stored }]]));
     if (seq % LOG_TRIM_EVERY === 0) void trimLog(this.client, seq).catch(() => {});
   }
 
   /** After a write that logged rows up to `seq` committed (with the vectors it added): this replica's next search finds them; the log is trimmed now and then. */
   private written(logged: Logged): void {
+    for (const seq of logged.addRows) this.searchIndex.log.ownRow(seq);
     this.searchIndex.memory.committed(logged.added.size > 0 ? logged.added : undefined);
     if (logged.seq % LOG_TRIM_EVERY === 0) void trimLog(this.client, logged.seq).catch(() => {});
   }
@@ -321,7 +325,7 @@ export class PostgresNotes {
       await tx`SELECT pg_advisory_xact_lock(${AUTHOR_LOCK}, ${contributorNo})`;
       const note = await lockLinks(tx, id);
       if (!note) return "missing";
-      const logged: Logged = { seq: 0, added: new Map() };
+      const logged: Logged = { seq: 0, added: new Map(), addRows: [] };
       if (note.supersedes !== null) await restore(tx, note.supersedes, id, logged);
       if (note.superseded_by !== null) await tx`UPDATE posts SET supersedes = NULL WHERE id = ${note.superseded_by} AND supersedes = ${id}`;
       await forgetNoteAnswersOn(tx, id);
@@ -421,5 +425,6 @@ async function restore(tx: ReservedSQL, olderId: string, id: string, logged: Log
   if (row) {
     logged.seq = Math.max(logged.seq, Number(row.seq));
     logged.added.set(Number(restored.pk), vector);
+    logged.addRows.push(Number(row.seq));
   }
 }
