@@ -346,10 +346,11 @@ export class SearchFollower<P> {
       const ahead = this.ahead.get(change.key);
       if (ahead !== undefined) {
         // A new note's rows start with its own add, which the postings hold already. The
-        // engine answers that very vector when the key's last add is that row; otherwise
-        // (its note deleted since, maybe its row id taken again) the postings follow the log.
+        // engine answers that very vector when the key's last add is that row (or the
+        // stored one, read back when the read was sent before the write was known here);
+        // otherwise (its note deleted since, maybe its row id taken again) the postings follow the log.
         this.ahead.delete(change.key);
-        if (change.added === ahead.vector) continue;
+        if (change.added === ahead.vector || change.added === ahead.stored) continue;
         state.index.remove(change.key, ahead.stored);
         if (change.added !== null) state.index.add(change.key, change.added);
         continue;
