@@ -90,7 +90,7 @@ export class KeyAndLogReads {
    * behind the requests' statements: when every connection was busy (creates
    * at 32 connections on a saturated host) a log read could come back more
    * than the lease after it was sent, and each lapse then cost a key read for
-   * every key in use (docs/benchmarks.md, "Issue 20: the lease on a
+   * every key in use (docs/benchmarks.md, "Issue 20: own notes indexed at commit, the lease on a
    * connection of its own").
    */
   private connection: Promise<ReservedSQL> | null = null;

@@ -268,7 +268,7 @@ export class PostgresNotes {
    * committed: the note goes into this replica's postings now (its next
    * search or similar-notes lookup does not wait for a read of the log; on
    * one replica with similar notes on, that read was on every create's path:
-   * docs/benchmarks.md, "Issue 20: own notes indexed at commit").
+   * docs/benchmarks.md, "Issue 20: own notes indexed at commit, the lease on a connection of its own").
    */
   private createdNew(pk: number, seq: number, note: NewNote, stored: string): void {
     this.searchIndex.log.ownRow(seq);
