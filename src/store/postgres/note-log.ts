@@ -98,6 +98,8 @@ export class KeyAndLogReads {
   constructor(
     private readonly client: BunSQL,
     private readonly views: NoteViews,
+    /** Reserve a connection for the reads (false with a pool of one: it would hold the only connection). */
+    private readonly ownConnection = true,
   ) {
     this.reads = new CoalescedReads(
       async (prefixes) => {
@@ -162,7 +164,7 @@ export class KeyAndLogReads {
 
   /** Runs a read on the reserved connection (reserved on first use; again after it failed); on the pool before following starts and after close. */
   private async onOwnConnection<T>(read: (sql: BunSQL) => Promise<T>): Promise<T> {
-    if (this.timer === null) return read(this.client);
+    if (this.timer === null || !this.ownConnection) return read(this.client);
     const pending = (this.connection ??= this.client.reserve());
     let connection: ReservedSQL;
     try {
