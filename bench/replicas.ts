@@ -9,6 +9,11 @@
 // The PostgreSQL is the tests' throwaway cluster (test/helpers/postgres.ts:
 // Debian's package, fsync off). Two replicas on a 2-core host share the cores
 // with the database and wrk: the figures show the overhead, not scaling.
+// --binaries NAME=PATH,NAME=PATH: compare builds in the same run (e.g. main's
+// beside this one): PostgreSQL creates only, 1 and 2 replicas per build, the
+// builds alternating in each of --rounds rounds (default 3), so the host's
+// mood hits them alike; each round also prints the load average. --env
+// "K=V K=V" adds settings to every server (e.g. SIMILAR_NOTES=0).
 import { mkdtempSync, rmSync } from "node:fs";
 import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -36,6 +41,7 @@ const seed = args.from
 if (seed.exitCode !== 0) throw new Error("seeding failed");
 const { keys, ids, queries } = JSON.parse(readFileSync(join(dataDir, "keys.json"), "utf8")) as { keys: string[]; ids: string[]; queries: string[] };
 
+const extraEnv = Object.fromEntries((args.env ?? "").split(/\s+/).filter(Boolean).map((kv) => kv.split("=", 2) as [string, string]));
 const url = await freshDatabase("bench");
 const copyStarted = performance.now();
 const copy = Bun.spawnSync([binary, "admin", "copy", "--to", url], { env: { ...process.env, DATA_DIR: dataDir } });
@@ -47,9 +53,9 @@ const copyMs = performance.now() - copyStarted;
  * on them, not on the database's index they are built from): its log is read
  * until it says so, then drained.
  */
-async function serve(port: number, env: Record<string, string>) {
-  const proc = Bun.spawn([binary, "serve"], {
-    env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", DATA_DIR: dataDir, LOG_LEVEL: "info", ...BREAKERS_OFF, ...env },
+async function serve(port: number, env: Record<string, string>, executable = binary) {
+  const proc = Bun.spawn([executable, "serve"], {
+    env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", DATA_DIR: dataDir, LOG_LEVEL: "info", ...BREAKERS_OFF, ...extraEnv, ...env },
     stdout: "pipe",
     stderr: "inherit",
   });
@@ -92,13 +98,51 @@ const searchScript = searchLua(keyList, queries);
 const createScript = (run: string) => (index: number) =>
   `${keyListLua(keys, 4, index * 2)}\nlocal n = 0\nrequest = function()\n n = n + 1\n return wrk.format("POST", "/v1/posts", {["Authorization"] = "Bearer " .. key(n), ["Content-Type"] = "application/json"}, '{"title":"bench ${run} ${index} ' .. tid .. '-' .. n .. '","body":"a body of words about replicas and postgres, number ' .. n .. ' ' .. os.time() .. '","tags":["bench"]}')\nend`;
 
+const loadavg = () => readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
+let port = 18800;
+
+if (args.binaries) {
+  // Builds side by side: creates only, on PostgreSQL, 1 and 2 replicas per build, alternating.
+  const builds = args.binaries.split(",").map((pair) => pair.split("=", 2) as [string, string]);
+  const rounds = Number(args.rounds ?? 3);
+  const seconds = Math.max(duration, 8);
+  const results = new Map<string, number[]>();
+  let run = 0;
+  console.log(`\nCairn replicas bench, builds compared: ${notes} notes, creates only, wrk -c${connections} -d${seconds}s, env "${args.env ?? ""}", ${new Date().toISOString()}`);
+  for (let round = 1; round <= rounds; round++) {
+    for (const [name, path] of builds) {
+      for (const replicas of [1, 2]) {
+        const procs = await Promise.all(Array.from({ length: replicas }, () => serve(++port, { DATABASE_URL: url }, path)));
+        const urls = procs.map((_, i) => `http://127.0.0.1:${port - procs.length + 1 + i}/`);
+        const before = loadavg();
+        const figures = await wrk(urls, createScript(`r${++run}`), connections, seconds);
+        for (const proc of procs) proc.kill("SIGTERM");
+        await Promise.all(procs.map((proc) => proc.exited));
+        const label = `${name}, ${replicas} replica${replicas > 1 ? "s" : ""}`;
+        results.set(label, [...(results.get(label) ?? []), figures.rps]);
+        console.log(`round ${round} | ${label} | ${Math.round(figures.rps)} creates/s | p50 ${figures.p50.toFixed(2)} ms | p99 ${figures.p99.toFixed(2)} ms | non-2xx ${figures.non2xx} | load before ${before}`);
+      }
+    }
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  console.log("\n| build | 1 replica, creates/s (rounds) | 2 replicas | 2 ÷ 1 by round | median 2 ÷ 1 |\n|---|---|---|---|---|");
+  for (const [name] of builds) {
+    const one = results.get(`${name}, 1 replica`)!;
+    const two = results.get(`${name}, 2 replicas`)!;
+    const ratios = two.map((r, i) => r / one[i]);
+    console.log(`| ${name} | ${Math.round(median(one))} (${one.map(Math.round).join(", ")}) | ${Math.round(median(two))} (${two.map(Math.round).join(", ")}) | ${ratios.map((r) => `${(100 * r).toFixed(0)}%`).join(", ")} | ${(100 * median(ratios)).toFixed(0)}% |`);
+  }
+  console.log(`load at the end: ${loadavg()}`);
+  rmSync(work, { recursive: true, force: true });
+  process.exit(0);
+}
+
 const rows: [string, string, Figures][] = [];
 const setups: [string, Record<string, string>[]][] = [
   ["SQLite", [{}]],
   ["PostgreSQL, 1 replica", [{ DATABASE_URL: url }]],
   ["PostgreSQL, 2 replicas", [{ DATABASE_URL: url }, { DATABASE_URL: url }]],
 ];
-let port = 18800;
 for (const [name, envs] of setups) {
   const procs = await Promise.all(envs.map((env) => serve(++port, env)));
   const urls = procs.map((_, i) => `http://127.0.0.1:${port - procs.length + 1 + i}/`);

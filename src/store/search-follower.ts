@@ -54,6 +54,10 @@ export interface SearchLog<P> {
    * vectors this process's own recent writes indexed, by key (spares reading them back).
    */
   changesSince(from: P, written: ReadonlyMap<number, IndexedVector>): LogChanges<P> | null | Promise<LogChanges<P> | null>;
+  // An engine answers a key's vector from `written` (that very object) only when the key's last
+  // add row in the read is this process's own write: a row id taken again by another note after a
+  // delete must come with that note's vector (PostgreSQL: PostgresSearchLog.ownRow; SQLite reads
+  // the log right after each of its commits, so its own add is the key's last but in a race).
 }
 
 export interface FollowerOptions {
@@ -95,6 +99,12 @@ export class SearchFollower<P> {
   private queued: Promise<void> | null = null;
   /** Own writes committed since the last catch-up started (their vectors, by key). */
   private written = new Map<number, IndexedVector>();
+  /**
+   * This process's own new notes, added to the postings when their write
+   * committed, ahead of the log read that will name them (`indexed`): their
+   * stored vectors, by key, until a catch-up reads their rows.
+   */
+  private ahead = new Map<number, { vector: IndexedVector; stored: string }>();
   /** The catch-up that follows this process's latest writes (or the end of a build): searches wait for it. */
   private pending: Promise<void> | null = null;
   /** This process committed writes that no catch-up started since has read. */
@@ -131,6 +141,7 @@ export class SearchFollower<P> {
       return;
     }
     this.state = { kind: "loading" };
+    this.ahead.clear();
     // loaded() waits from here: a rebuild begun by a catch-up (the log trimmed past this
     // store's place) is waited for too, whether it runs now or in the background.
     let settle!: (done: Promise<unknown>) => void;
@@ -198,6 +209,7 @@ export class SearchFollower<P> {
       // Arrays sized for the load shrink to what they hold.
       index.trim();
       releaseBuildGarbage();
+      this.ahead.clear();
       this.state = { kind: "ready", index, position };
       // What was written while building: followed before any search uses the postings.
       this.followOwn();
@@ -238,6 +250,29 @@ export class SearchFollower<P> {
     // next search or the timer: a burst of writes is then read in a few
     // statements, not one per write.
     if (this.options.followEverySearch) this.followOwn();
+  }
+
+  /**
+   * After a write of new notes committed (keys no note had before, each with
+   * the one add row its write logged): they are added to the postings now,
+   * so this process's next search or similar-notes lookup finds them without
+   * waiting for a read of the log (docs/design.md, "Search"). The catch-up
+   * that later reads their rows does not add them again; a row that removed
+   * one meanwhile (a delete through another process) removes it then.
+   * `stored`: the vector as written to the database (what removing it needs).
+   */
+  indexed(added: ReadonlyMap<number, { vector: IndexedVector; stored: string }>): void {
+    const state = this.state;
+    if (state.kind !== "ready") return; // a build in progress follows them from the log when it ends
+    for (const [key, note] of added) {
+      // A catch-up that began before the commit may have read the row (and added the note) already.
+      if (!state.index.add(key, note.vector)) continue;
+      this.ahead.set(key, note);
+      if (state.index.bytes > this.budgetBytes) {
+        this.fail(overBudget(state.index.bytes, this.budgetBytes));
+        return;
+      }
+    }
   }
 
   /** A catch-up that every later search waits for (it holds this process's writes so far). */
@@ -288,9 +323,11 @@ export class SearchFollower<P> {
     const written = this.written;
     this.written = new Map();
     this.stale = false;
+    // Notes added ahead of the log are this process's writes too: their vectors are not read back.
+    const own = this.ahead.size === 0 ? written : new Map([...[...this.ahead].map(([key, note]) => [key, note.vector] as const), ...written]);
     let read: LogChanges<P> | null;
     try {
-      read = await this.log.changesSince(state.position, written);
+      read = await this.log.changesSince(state.position, own);
     } catch (error) {
       // Nothing applied: the next catch-up reads the same rows again (with these vectors).
       for (const [key, vector] of written) if (!this.written.has(key)) this.written.set(key, vector);
@@ -306,6 +343,18 @@ export class SearchFollower<P> {
       return;
     }
     for (const change of read.changes) {
+      const ahead = this.ahead.get(change.key);
+      if (ahead !== undefined) {
+        // A new note's rows start with its own add, which the postings hold already. The
+        // engine answers that very vector when the key's last add is that row (or the
+        // stored one, read back when the read was sent before the write was known here);
+        // otherwise (its note deleted since, maybe its row id taken again) the postings follow the log.
+        this.ahead.delete(change.key);
+        if (change.added === ahead.vector || change.added === ahead.stored) continue;
+        state.index.remove(change.key, ahead.stored);
+        if (change.added !== null) state.index.add(change.key, change.added);
+        continue;
+      }
       if (change.removed !== null) state.index.remove(change.key, change.removed);
       if (change.added !== null) {
         state.index.add(change.key, change.added);

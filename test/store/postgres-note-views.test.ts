@@ -46,6 +46,24 @@ describe.skipIf(!onPostgres)("PostgreSQL: note views following note_log", () => 
     for (const store of stores) await store.close();
   });
 
+  test("a replica following the log keeps its lease on a connection of its own, and with a pool of one connection reserves none (reads, writes and key reads all answer)", async () => {
+    for (const poolSize of [1, 2]) {
+      const store = new PostgresStore({ url, poolSize });
+      stores.push(store);
+      await store.migrate();
+      store.keyGeneration(); // starts following the log, as a serving replica does
+      await Bun.sleep(120);
+      expect(Number.isNaN(store.keyGeneration())).toBe(false);
+      const id = `00000000-0000-7000-9000-${String(++n).padStart(12, "0")}`;
+      const created = await store.createNote({ id, contributorNo, title: `Pool ${poolSize}`, body: "one connection or two", tags: [], createdAt: n }, () => false);
+      expect("id" in created).toBe(true);
+      const [candidates, note] = await Promise.all([store.keyCandidates(PREFIX), store.getNote(id), store.deleteNote(id, contributorNo)]);
+      expect(candidates.length).toBe(1);
+      expect(note === null || note.id === id).toBe(true);
+      expect(Number.isNaN(store.keyGeneration())).toBe(false);
+    }
+  });
+
   test("a transaction that logged first but committed last is still seen (commit order, not sequence order)", async () => {
     const reader = await open();
     const [first, second] = [await create(), await create()];

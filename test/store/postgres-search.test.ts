@@ -88,6 +88,81 @@ describe.skipIf(!onPostgres)("PostgreSQL: in-memory postings following search_lo
     expect(await titles(other, "drumlin")).toEqual([]);
   });
 
+  test("a store's own new notes are in its postings at commit, without a log read; the read that names them later keeps each once, and drops one another store deleted meanwhile", async () => {
+    const other = await open();
+    const memory = writer.searchIndex.memory;
+    await memory.follow();
+    // Counts this store's reads of the log from here on (the timer's too).
+    const log = (memory as unknown as { log: { changesSince: (...args: unknown[]) => unknown } }).log;
+    const read = log.changesSince.bind(log);
+    let reads = 0;
+    log.changesSince = (...args: unknown[]) => {
+      reads++;
+      return read(...args);
+    };
+    try {
+      const before = (await memory.current())!.notes;
+      const readsBefore = reads;
+      const kept = await create("Esker ridge", "a winding ridge of gravel");
+      const gone = await create("Esker delta", "gravel laid down by a stream");
+      const index = (await memory.current())!;
+      expect(reads).toBe(readsBefore);
+      expect(index.notes).toBe(before + 2);
+      expect((await titles(writer, "esker")).sort()).toEqual(["Esker delta", "Esker ridge"]);
+      // Deleted through another store before this one read the log: its next read takes the note out.
+      expect(await other.deleteNote(gone, contributorNo)).toBe("deleted");
+      await memory.follow();
+      expect(reads).toBeGreaterThan(readsBefore);
+      expect(await titles(writer, "esker")).toEqual(["Esker ridge"]);
+      expect((await memory.current())!.notes).toBe(before + 1);
+      // Read again (nothing new): still once.
+      await memory.follow();
+      expect((await memory.current())!.notes).toBe(before + 1);
+      expect(await writer.deleteNote(kept, contributorNo)).toBe("deleted");
+      expect(await titles(writer, "esker")).toEqual([]);
+      expect((await memory.current())!.notes).toBe(before);
+    } finally {
+      log.changesSince = read;
+    }
+  });
+
+  // Cairn never hands a row id out twice on PostgreSQL (an identity column),
+  // but a row typed into psql can take one again: a store must then hold the
+  // vector the log's last add names, not the one its own write indexed.
+  test("a note of this store's deleted elsewhere and its row id taken by another note before this store read the log: the postings hold the other note", async () => {
+    const client = new Bun.SQL(url, { max: 1 });
+    const memory = writer.searchIndex.memory;
+    try {
+      await memory.follow();
+      const before = (await memory.current())!.notes;
+      const retake = async (id: string, title: string) => {
+        await client.begin(async (tx) => {
+          const [{ pk }] = (await tx`SELECT pk FROM posts WHERE id = ${id}`) as { pk: string }[];
+          await tx`DELETE FROM posts WHERE pk = ${pk}`;
+          await tx`WITH v AS (DELETE FROM search_vectors WHERE pk = ${pk} RETURNING pk, vector) INSERT INTO search_log (pk, removed) SELECT pk, vector FROM v`;
+          await tx`INSERT INTO posts (pk, id, contributor_no, title, body, created_at) OVERRIDING SYSTEM VALUE VALUES (${pk}, ${`manual-${pk}`}, ${contributorNo}, ${title}, 'body', ${++n})`;
+          await tx`INSERT INTO search_vectors (pk, vector) VALUES (${pk}, ${noteVector(title, [], "body")})`;
+          await tx`INSERT INTO search_log (pk) VALUES (${pk})`;
+        });
+      };
+      // A plain create (indexed at commit) and a create that supersedes (indexed from the log).
+      await retake(await create("Kame terrace", "sand by the ice"), "Moulin shaft");
+      const older = await create("Pingo mound", "ice under a hill");
+      const newer = `00000000-0000-7000-8000-${String(++n).padStart(12, "0")}`;
+      const made = await writer.createNote({ id: newer, contributorNo, title: "Pingo collapse", body: "a ring of ramparts", tags: [], createdAt: n, supersedes: older }, () => false);
+      expect("id" in made).toBe(true);
+      await retake(newer, "Nunatak peak");
+      await memory.follow();
+      expect(await titles(writer, "kame")).toEqual([]);
+      expect(await titles(writer, "moulin")).toEqual(["Moulin shaft"]);
+      expect(await titles(writer, "pingo")).toEqual([]);
+      expect(await titles(writer, "nunatak")).toEqual(["Nunatak peak"]);
+      expect((await memory.current())!.notes).toBe(before + 2);
+    } finally {
+      await client.close();
+    }
+  });
+
   test("a store started on an existing database answers exactly from the table while it builds, then from memory", async () => {
     // More notes than a build done before migrate() returns: written by SQL, as a copy or an older release leaves them.
     const client = new Bun.SQL(url, { max: 1 });

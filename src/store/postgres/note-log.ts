@@ -19,9 +19,10 @@
 // last read, and the next read takes the rows visible now whose transaction
 // was not yet visible in that snapshot (pg_visible_in_snapshot). A memory is
 // dropped on any change, so reading a row twice does no harm.
-import type { SQL as BunSQL } from "bun";
+import type { ReservedSQL, SQL as BunSQL } from "bun";
 import type { KeyCandidate } from "../types.ts";
 import { CoalescedReads, textArray } from "./coalesced-reads.ts";
+import { isUnavailableError } from "./connection.ts";
 import { LOG_FOLLOW_MS, LOG_LEASE_MS, type NoteViews } from "./note-views.ts";
 
 /** The id a key change logs (the trigger on contributors): no note has it. */
@@ -83,15 +84,27 @@ export class KeyAndLogReads {
   private generation = 0;
   private timer: ReturnType<typeof setInterval> | null = null;
   private closed = false;
+  /**
+   * The connection the key and log reads go out on, reserved from the pool
+   * for them while the replica follows the log. Through the pool they queued
+   * behind the requests' statements: when every connection was busy (creates
+   * at 32 connections on a saturated host) a log read could come back more
+   * than the lease after it was sent, and each lapse then cost a key read for
+   * every key in use (docs/benchmarks.md, "Issue 20: own notes indexed at commit, the lease on a
+   * connection of its own").
+   */
+  private connection: Promise<ReservedSQL> | null = null;
 
   constructor(
     private readonly client: BunSQL,
     private readonly views: NoteViews,
+    /** Reserve a connection for the reads (false with a pool of one: it would hold the only connection). */
+    private readonly ownConnection = true,
   ) {
     this.reads = new CoalescedReads(
       async (prefixes) => {
         const sentAt = performance.now();
-        const rows = await keysAndChanges(this.client, prefixes, this.views.position);
+        const rows = await this.onOwnConnection((sql) => keysAndChanges(sql, prefixes, this.views.position));
         const byPrefix = new Map<string, KeyRow[]>();
         for (const row of rows) {
           if (row.key_prefix === null) {
@@ -146,6 +159,36 @@ export class KeyAndLogReads {
     this.closed = true;
     if (this.timer !== null) clearInterval(this.timer);
     this.timer = null;
+    this.dropConnection();
+  }
+
+  /** Runs a read on the reserved connection (reserved on first use; again after it failed); on the pool before following starts and after close. */
+  private async onOwnConnection<T>(read: (sql: BunSQL) => Promise<T>): Promise<T> {
+    if (this.timer === null || !this.ownConnection) return read(this.client);
+    const pending = (this.connection ??= this.client.reserve());
+    let connection: ReservedSQL;
+    try {
+      connection = await pending;
+    } catch (error) {
+      if (this.connection === pending) this.connection = null;
+      throw error;
+    }
+    try {
+      return await read(connection);
+    } catch (error) {
+      // A broken connection is given back; the next read reserves another.
+      if (isUnavailableError(error) && this.connection === pending) this.dropConnection();
+      throw error;
+    }
+  }
+
+  private dropConnection(): void {
+    const pending = this.connection;
+    this.connection = null;
+    void pending?.then(
+      (connection) => connection.release(),
+      () => {},
+    );
   }
 
   private trimNow(newest: number): void {

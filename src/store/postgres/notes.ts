@@ -101,6 +101,8 @@ const latestBytes = (latest: Latest) => (latest.note ? 4 * (latest.note.title.le
 interface Logged {
   seq: number;
   added: Map<number, IndexedVector>;
+  /** The seqs of the add rows it logged. */
+  addRows: number[];
 }
 
 export class PostgresNotes {
@@ -195,7 +197,7 @@ export class PostgresNotes {
         )
         SELECT note.pk, note.score, note.comment_count, logged.seq FROM note, logged`;
       const [row] = (await (last ? commitWith(insert) : insert)) as { pk: string; score: number; comment_count: number; seq: string }[];
-      const logged: Logged = { seq: Number(row.seq), added: new Map([[Number(row.pk), note.vector?.terms ?? vector]]) };
+      const logged: Logged = { seq: Number(row.seq), added: new Map([[Number(row.pk), note.vector?.terms ?? vector]]), addRows: [Number(row.seq)] };
       if (older) {
         // The older note leaves search: its vector, its tags, a remove row in the log (as a delete writes).
         const [gone] = (await tx`
@@ -209,10 +211,13 @@ export class PostgresNotes {
       return { note: await answeredOn(tx, completion, createdRecord(note, row.score, row.comment_count)), logged };
     });
     if (!("note" in created)) return created;
-    // The superseded note changed (superseded_by).
-    if (note.supersedes) this.views.changed([note.supersedes]);
-    this.written(created.logged);
-    this.rememberLatest(created.note, Number([...created.logged.added.keys()][0]));
+    const pk = Number([...created.logged.added.keys()][0]);
+    if (note.supersedes) {
+      // The superseded note changed (superseded_by), and left search: the next search reads the log first.
+      this.views.changed([note.supersedes]);
+      this.written(created.logged);
+    } else this.createdNew(pk, created.logged.seq, note, vector);
+    this.rememberLatest(created.note, pk);
     return created.note;
   }
 
@@ -237,7 +242,7 @@ export class PostgresNotes {
                ${encodeText(note.title)}, ${encodeText(note.body)}, ${textArray(note.tags)}::text[], ${note.createdAt}::bigint, ${vector})`) as CreateRow[];
       if (row.pk !== null) {
         const pk = Number(row.pk);
-        this.written({ seq: Number(row.seq), added: new Map([[pk, note.vector?.terms ?? vector]]) });
+        this.createdNew(pk, Number(row.seq), note, vector);
         const record = createdRecord(note, row.score!, row.comment_count!);
         this.rememberLatest(record, pk);
         return record;
@@ -258,8 +263,22 @@ export class PostgresNotes {
     this.latestOf.set(note.contributorNo, { pk, note: { id: note.id, title: note.title, body: note.body, tags: [...note.tags] } });
   }
 
+  /**
+   * After a create that wrote a new note and nothing else to the search log
+   * committed: the note goes into this replica's postings now (its next
+   * search or similar-notes lookup does not wait for a read of the log; on
+   * one replica with similar notes on, that read was on every create's path:
+   * docs/benchmarks.md, "Issue 20: own notes indexed at commit, the lease on a connection of its own").
+   */
+  private createdNew(pk: number, seq: number, note: NewNote, stored: string): void {
+    this.searchIndex.log.ownRow(seq);
+    this.searchIndex.memory.indexed(new Map([[pk, { vector: note.vector?.terms ?? stored, stored }]]));
+    if (seq % LOG_TRIM_EVERY === 0) void trimLog(this.client, seq).catch(() => {});
+  }
+
   /** After a write that logged rows up to `seq` committed (with the vectors it added): this replica's next search finds them; the log is trimmed now and then. */
   private written(logged: Logged): void {
+    for (const seq of logged.addRows) this.searchIndex.log.ownRow(seq);
     this.searchIndex.memory.committed(logged.added.size > 0 ? logged.added : undefined);
     if (logged.seq % LOG_TRIM_EVERY === 0) void trimLog(this.client, logged.seq).catch(() => {});
   }
@@ -306,7 +325,7 @@ export class PostgresNotes {
       await tx`SELECT pg_advisory_xact_lock(${AUTHOR_LOCK}, ${contributorNo})`;
       const note = await lockLinks(tx, id);
       if (!note) return "missing";
-      const logged: Logged = { seq: 0, added: new Map() };
+      const logged: Logged = { seq: 0, added: new Map(), addRows: [] };
       if (note.supersedes !== null) await restore(tx, note.supersedes, id, logged);
       if (note.superseded_by !== null) await tx`UPDATE posts SET supersedes = NULL WHERE id = ${note.superseded_by} AND supersedes = ${id}`;
       await forgetNoteAnswersOn(tx, id);
@@ -406,5 +425,6 @@ async function restore(tx: ReservedSQL, olderId: string, id: string, logged: Log
   if (row) {
     logged.seq = Math.max(logged.seq, Number(row.seq));
     logged.added.set(Number(restored.pk), vector);
+    logged.addRows.push(Number(row.seq));
   }
 }

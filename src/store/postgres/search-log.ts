@@ -49,14 +49,14 @@ const FIRST_PAGE: PageEnd = { xid: "0", seq: 0 };
  * within this read, in (xid, seq) order), with the snapshot of this read and
  * whether the log was trimmed past `from`. Every row comes with the
  * statement's snapshot, so in a REPEATABLE READ transaction every page
- * agrees. The vectors of `own` keys (this process wrote them) are not sent back.
+ * agrees. The vectors of the `own` rows (by seq: this process wrote them) are not sent back.
  *
  * The rows are found and paged by the xid index: the statement is prepared,
  * and PostgreSQL's generic plan for it cannot know how recent `from` is. In
  * seq order it took the primary key from the first row kept and filtered the
  * whole log on every read (all SEARCH_LOG_KEEP rows, ten times a second per
  * replica: docs/benchmarks.md, "Issue 20, third round"). Page order does not
- * matter to the caller, which orders a read's rows by seq. The own keys are a
+ * matter to the caller, which orders a read's rows by seq. The own rows are a
  * subquery, which PostgreSQL hashes; `<> ALL($array)` compared every row
  * with every own key (a read after a burst of this replica's writes: ~6 ms).
  * Each vector is a subquery by primary key (an index probe per returned
@@ -68,7 +68,7 @@ const FIRST_PAGE: PageEnd = { xid: "0", seq: 0 };
 function changePage(sql: Query, from: string, after: PageEnd, own: string): Promise<ChangeRow[]> {
   return sql`
     SELECT s.snap, s.trimmed, l.seq, l.xid, l.pk, l.removed,
-           CASE WHEN l.removed IS NULL AND l.pk NOT IN (SELECT unnest(${own}::bigint[]))
+           CASE WHEN l.removed IS NULL AND l.seq NOT IN (SELECT unnest(${own}::bigint[]))
                 THEN (SELECT v.vector FROM search_vectors v WHERE v.pk = l.pk) END AS vector
       FROM (SELECT ${from}::text::pg_snapshot AS snapshot OFFSET 0) f
      CROSS JOIN LATERAL (SELECT pg_current_snapshot()::text AS snap,
@@ -81,8 +81,27 @@ function changePage(sql: Query, from: string, after: PageEnd, own: string): Prom
          ORDER BY l.xid, l.seq LIMIT ${LOG_PAGE}) l ON true` as Promise<ChangeRow[]>;
 }
 
+/** Own rows remembered at most; past it they are forgotten (their vectors are then read back: slower, never wrong). */
+const OWN_ROWS_LIMIT = 4_096;
+
 export class PostgresSearchLog implements SearchLog<string> {
+  /**
+   * The seqs of the add rows this process's committed writes logged, until a
+   * read returns them: such a row's vector is the one the write indexed
+   * (`written` by key), so it is not sent back. Kept by row, not by key: when
+   * a later row of the same key was written by someone else (a delete, and a
+   * row id taken again), that row's vector is read, and the key's last add
+   * decides what the postings hold.
+   */
+  private readonly ownRows = new Set<number>();
+
   constructor(private readonly client: BunSQL) {}
+
+  /** An add row this process's write logged (call once the write committed, before its vector is handed to the follower). */
+  ownRow(seq: number): void {
+    if (this.ownRows.size >= OWN_ROWS_LIMIT) this.ownRows.clear();
+    this.ownRows.add(seq);
+  }
 
   async plan(): Promise<BuildPlan> {
     const [{ n }] = (await this.client`SELECT count(*)::int AS n FROM (SELECT 1 FROM search_vectors LIMIT ${LOAD_NOW_NOTES + 1}) few`) as { n: number }[];
@@ -113,9 +132,9 @@ export class PostgresSearchLog implements SearchLog<string> {
 
   /** One statement when the changes fit a page (the usual case); else the pages of one REPEATABLE READ transaction. */
   async changesSince(from: string, written: ReadonlyMap<number, IndexedVector>): Promise<LogChanges<string> | null> {
-    const own = `{${[...written.keys()].join(",")}}`;
+    const own = `{${[...this.ownRows].join(",")}}`;
     const first = await changePage(this.client, from, FIRST_PAGE, own);
-    if (first.filter((row) => row.seq !== null).length < LOG_PAGE) return collect(first, written);
+    if (first.filter((row) => row.seq !== null).length < LOG_PAGE) return this.collect(first, written);
     return this.client.begin("ISOLATION LEVEL REPEATABLE READ READ ONLY", async (tx) => {
       const rows: ChangeRow[] = [];
       for (let after = FIRST_PAGE; ; ) {
@@ -125,25 +144,33 @@ export class PostgresSearchLog implements SearchLog<string> {
         if (page.length < LOG_PAGE || last.seq === null || last.xid === null) break;
         after = { xid: last.xid, seq: Number(last.seq) };
       }
-      return collect(rows, written);
+      return this.collect(rows, written);
     });
   }
-}
 
-function collect(rows: ChangeRow[], written: ReadonlyMap<number, IndexedVector>): LogChanges<string> | null {
-  if (rows[0].trimmed) return null;
-  const logged = rows
-    .filter((row) => row.seq !== null)
-    .map((row) => ({ seq: Number(row.seq), key: Number(row.pk), removed: row.removed, vector: row.vector }))
-    .sort((a, b) => a.seq - b.seq);
-  const vectors = new Map(written);
-  for (const row of logged) if (row.vector !== null) vectors.set(row.key, row.vector);
-  const changes = [...netChanges(logged)].map(([key, change]) => ({
-    key,
-    removed: change.firstRemoved,
-    added: change.added ? (vectors.get(key) ?? null) : null,
-  }));
-  return { position: rows[0].snap, changes };
+  /** The net change per key; a key's vector is that of its last add row (this process's own from `written`). */
+  private collect(rows: ChangeRow[], written: ReadonlyMap<number, IndexedVector>): LogChanges<string> | null {
+    if (rows[0].trimmed) return null;
+    const logged = rows
+      .filter((row) => row.seq !== null)
+      .map((row) => ({ seq: Number(row.seq), key: Number(row.pk), removed: row.removed, vector: row.vector }))
+      .sort((a, b) => a.seq - b.seq);
+    const vectors = new Map<number, IndexedVector>();
+    for (const row of logged) {
+      this.ownRows.delete(row.seq);
+      if (row.removed !== null) continue;
+      // Every add row but this process's own comes with its vector.
+      const vector = row.vector ?? written.get(row.key);
+      if (vector === undefined) vectors.delete(row.key);
+      else vectors.set(row.key, vector);
+    }
+    const changes = [...netChanges(logged)].map(([key, change]) => ({
+      key,
+      removed: change.firstRemoved,
+      added: change.added ? (vectors.get(key) ?? null) : null,
+    }));
+    return { position: rows[0].snap, changes };
+  }
 }
 
 /**

@@ -37,12 +37,15 @@ const holding = (term: string) => `% ${term}:%`;
 export class PostgresSearch {
   /** This replica's postings (null budget: none, e.g. `cairn admin`). */
   readonly memory: SearchFollower<string>;
+  /** The search log it follows (a write tells it which rows are its own: PostgresSearchLog.ownRow). */
+  readonly log: PostgresSearchLog;
 
   constructor(
     private readonly client: BunSQL,
     budgetBytes: number,
   ) {
-    this.memory = new SearchFollower(new PostgresSearchLog(client), budgetBytes, { followEverySearch: false, pollMs: SEARCH_FOLLOW_MS });
+    this.log = new PostgresSearchLog(client);
+    this.memory = new SearchFollower(this.log, budgetBytes, { followEverySearch: false, pollMs: SEARCH_FOLLOW_MS });
   }
 
   /** The best notes' keys for the request, with their relevance (ties with the last included); a request of tag words only: see bestTagged. */

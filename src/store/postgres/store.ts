@@ -58,7 +58,7 @@ export class PostgresStore extends ComposedStore implements Store {
     ({ client: this.client, db: this.db } = openDatabase(options));
     const noteCacheBytes = options.noteCacheBytes ?? DEFAULT_NOTE_CACHE_BYTES;
     const views = new NoteViews(noteCacheBytes);
-    const keysAndLog = (this.keysAndLog = new KeyAndLogReads(this.client, views));
+    const keysAndLog = (this.keysAndLog = new KeyAndLogReads(this.client, views, options.poolSize >= 2));
     this.contributors = new PostgresContributors(this.db, keysAndLog);
     this.searchIndex = new PostgresSearch(this.client, options.searchMemoryBytes ?? 0);
     this.notes = new PostgresNotes(this.client, this.searchIndex, views, keysAndLog, noteCacheBytes);
