@@ -57,7 +57,7 @@ export interface SearchLog<P> {
   // An engine answers a key's vector from `written` (that very object) only when the key's last
   // add row in the read is this process's own write: a row id taken again by another note after a
   // delete must come with that note's vector (PostgreSQL: PostgresSearchLog.ownRow; SQLite reads
-  // the log right after each of its commits, so its own add is the key's last but in a race).
+  // back every key removed within the read, as it cannot tell whose add came after).
 }
 
 export interface FollowerOptions {

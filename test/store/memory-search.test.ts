@@ -3,9 +3,12 @@
 // writes on their next search, a reused key never mixes two notes, a store
 // that fell behind the trimmed log builds again, and a store over its memory
 // budget falls back to the FTS5 index with the same results.
+import { Database } from "bun:sqlite";
 import { afterAll, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
+import { join } from "node:path";
 import { searchRequest } from "../../src/core/search/query.ts";
+import { SqliteSearchLog } from "../../src/store/sqlite/memory-search.ts";
 import { DEFAULT_SEARCH_MEMORY_BYTES } from "../../src/store/sqlite/search.ts";
 import { SqliteStore } from "../../src/store/sqlite/store.ts";
 import { tempDir } from "../helpers/server.ts";
@@ -150,5 +153,34 @@ test("a corpus built in the background: the FTS5 index answers meanwhile, then t
   } finally {
     await late.close();
     await close();
+  }
+});
+
+test("a key this store wrote, removed and taken again within one read of the log, is read back: never this store's own vector", async () => {
+  // Another process may delete this store's newest note and take its row id
+  // before this store reads the log: the key's last add is then the other
+  // note's. Rows written directly, so the race is certain.
+  const dir = tempDir("cairn-memory-search-");
+  dirs.push(dir);
+  const store = new SqliteStore({ dataDir: dir, searchMemoryBytes: DEFAULT_SEARCH_MEMORY_BYTES });
+  await store.migrate();
+  await store.close();
+  const sqlite = new Database(join(dir, "cairn.db"));
+  try {
+    const log = new SqliteSearchLog(sqlite, 0);
+    const from = (sqlite.query("SELECT coalesce(max(seq), 0) AS seq FROM search_log").get() as { seq: number }).seq;
+    const own = "1,0,1 basalt:1";
+    const others = "1,0,1 pumice:1";
+    sqlite.run("INSERT INTO search_log(pk, removed) VALUES (77, NULL), (77, ?), (77, NULL)", [own]);
+    sqlite.run("INSERT INTO search_vectors(pk, vector) VALUES (77, ?)", [others]);
+    const read = await log.changesSince(from, new Map([[77, own]]));
+    expect(read?.changes).toEqual([{ key: 77, removed: null, added: others }]);
+    // Added only (no removal in the read): this store's own vector, not read back.
+    const next = read!.position;
+    sqlite.run("INSERT INTO search_log(pk, removed) VALUES (78, NULL)");
+    sqlite.run("INSERT INTO search_vectors(pk, vector) VALUES (78, ?)", [others]);
+    expect((await log.changesSince(next, new Map([[78, own]])))?.changes).toEqual([{ key: 78, removed: null, added: own }]);
+  } finally {
+    sqlite.close();
   }
 });

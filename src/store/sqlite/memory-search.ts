@@ -36,7 +36,7 @@ interface Changed {
   others: number;
 }
 
-class SqliteSearchLog implements SearchLog<number> {
+export class SqliteSearchLog implements SearchLog<number> {
   private statements?: ReturnType<SqliteSearchLog["prepare"]>;
   /** Where the last read of the log ended, and what had changed then. */
   private lastRead: { position: number; changed: Changed } | null = null;
@@ -132,10 +132,15 @@ class SqliteSearchLog implements SearchLog<number> {
       seq = page[page.length - 1].seq;
       if (page.length < LOG_PAGE) break;
     }
+    // A key removed within the read and added again may name another note (SQLite hands a deleted
+    // newest note's row id to the next note, perhaps another process's): its vector is read back,
+    // not taken from this process's own writes (SearchLog.changesSince).
+    const removedInRead = new Set<number>();
+    for (const row of rows) if (row.removed !== null) removedInRead.add(row.pk);
     const changes = [...netChanges(rows.map((row) => ({ key: row.pk, removed: row.removed })))].map(([key, change]) => ({
       key,
       removed: change.firstRemoved,
-      added: change.added ? (written.get(key) ?? this.s.vectorOf.get(key)?.vector ?? null) : null,
+      added: change.added ? ((removedInRead.has(key) ? undefined : written.get(key)) ?? this.s.vectorOf.get(key)?.vector ?? null) : null,
     }));
     return { position: seq, changes };
   }
