@@ -8,6 +8,8 @@
 // and the Map's string comparison can only reveal digest bytes, which say
 // nothing about any key. Only keys found valid are remembered, so made-up
 // keys cannot fill memory, and a revoke moves the generation, which forgets all.
+// While the store cannot tell (generation NaN) nothing is trusted or learnt,
+// and what was remembered is kept for the generation's return.
 
 /** Active keys remembered at most; past it the memo starts over. */
 export const KNOWN_KEYS_LIMIT = 50_000;
@@ -20,8 +22,11 @@ export class KnownKeys {
 
   /** The contributor behind this digest, if it was found valid in this generation. */
   lookup(digestText: string, generation: number): number | undefined {
+    // NaN: the store cannot tell now (on PostgreSQL, a replica outside its lease on the change log).
+    // Nothing is trusted then, but nothing is forgotten either: a generation that comes back
+    // unchanged says no key changed meanwhile, so the keys remembered under it hold again.
+    if (Number.isNaN(generation)) return undefined;
     if (generation !== this.generation) {
-      // Also true for NaN (the store cannot tell): nothing is ever trusted then.
       this.contributors.clear();
       this.generation = generation;
       return undefined;

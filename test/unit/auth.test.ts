@@ -7,6 +7,7 @@ import { mkdirSync, rmSync } from "node:fs";
 import { loadConfig } from "../../src/config.ts";
 import { AppError } from "../../src/core/errors.ts";
 import { digestKey, KEY_PREFIX_LENGTH, mintKey } from "../../src/core/keys.ts";
+import { KnownKeys } from "../../src/core/known-keys.ts";
 import { Cairn } from "../../src/core/service.ts";
 import { SqliteStore } from "../../src/store/sqlite/store.ts";
 import type { KeyCandidate, Store } from "../../src/store/types.ts";
@@ -233,4 +234,22 @@ test("with the signal off (key-generation unusable), nothing is remembered: ever
   await expect(offCairn.authenticate(`Bearer ${minted.key}`)).rejects.toMatchObject({ code: "unauthorized" });
   await offStore.close();
   rmSync(offDir, { recursive: true, force: true });
+});
+
+test("KnownKeys: while the generation is unknown (NaN) nothing is trusted or learnt, and the keys come back with an unchanged generation, never with a moved one", () => {
+  const known = new KnownKeys();
+  expect(known.lookup("d1", 5)).toBeUndefined();
+  known.remember("d1", 1, 5);
+  expect(known.lookup("d1", 5)).toBe(1);
+  // A lapse (a PostgreSQL replica outside its lease): not trusted, not learnt, not forgotten.
+  expect(known.lookup("d1", NaN)).toBeUndefined();
+  known.remember("d2", 2, NaN);
+  expect(known.lookup("d1", 5)).toBe(1);
+  expect(known.lookup("d2", 5)).toBeUndefined();
+  // The generation moved (a key changed): everything is forgotten, also if the old number is seen again.
+  expect(known.lookup("d1", 6)).toBeUndefined();
+  expect(known.lookup("d1", 6)).toBeUndefined();
+  known.remember("d3", 3, 5); // read under a generation that is no longer current: not kept
+  expect(known.lookup("d3", 6)).toBeUndefined();
+  expect(known.lookup("d1", 5)).toBeUndefined();
 });
