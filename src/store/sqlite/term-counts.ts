@@ -11,6 +11,7 @@ import { tierOf, TIERS } from "../../core/search/ranking.ts";
 import { forEachTerm, readLengths } from "../../core/search/vector.ts";
 import { netChanges } from "../search-follower.ts";
 import { FoldThread } from "./fold-thread.ts";
+import { FTS_PASS_TERMS, passColumns, type FtsFollower } from "./fts-follow.ts";
 import { WORKER, WriteTurn } from "./write-turn.ts";
 
 /**
@@ -22,6 +23,16 @@ import { WORKER, WriteTurn } from "./write-turn.ts";
  * second round").
  */
 export const FOLD_EVERY = 512;
+/**
+ * The fold thread folds every this many times `foldEvery` rows (still at
+ * FOLD_TERMS terms at most), and brings the FTS5 index level in the same
+ * transaction. Its writes are in the write turn, so the writer's batches wait
+ * for them: a fold's write takes about as long at 1,024 rows as at 512 (the
+ * distinct terms grow slower than the notes), and an FTS5 pass costs less a
+ * note in larger passes (docs/benchmarks.md, "Writes of ~2 KB notes, fifth
+ * round").
+ */
+export const THREAD_FOLD_FACTOR = 4;
 /**
  * ... or once the changes it logged since hold this many terms: what a
  * reader's pending change and the writer's remembered terms hold at most, so
@@ -139,23 +150,56 @@ function applyFold(s: Statements, fold: PreparedFold): boolean {
   return true;
 }
 
+/** What the fold thread did on a request: the fold it prepared (null: none pending), whether it was written, and the FTS5 rows it made. */
+export interface FoldOutcome {
+  prepared: PreparedFold | null;
+  applied: boolean;
+  ftsRows: number;
+}
+
+/**
+ * The fold thread's FTS5 passes (fts-follow.ts) hold at most this many log
+ * rows, or notes of FTS_PASS_TERMS terms, each in a transaction of its own,
+ * as the writer's own passes do: the pages of one transaction grow the WAL
+ * past the checkpoints (twice as large passes made it pass the bound of
+ * test/store/checkpointer.test.ts now and then) and hold the write turn.
+ */
+const FTS_PASS_ROWS = FOLD_EVERY;
+
 /**
  * For the fold thread (fold-worker.ts): prepares folds on its own connection,
  * in a read snapshot each, and writes each in a transaction of its own, in its
- * write turn (write-turn.ts). The fold, and whether it was written.
+ * write turn (write-turn.ts). With `fts`, the same transaction brings the
+ * FTS5 index level with the log (fts-follow.ts; in more passes, each a
+ * transaction, when the rows are many), its notes' columns also read in the
+ * snapshot. Its commits empty the writer's page cache, so there are few
+ * (docs/benchmarks.md, "Writes of ~2 KB notes, fifth round").
  */
-export function foldWriter(sqlite: Database, turn: WriteTurn): () => { prepared: PreparedFold | null; applied: boolean } {
+export function foldWriter(sqlite: Database, turn: WriteTurn, fts?: FtsFollower): () => FoldOutcome {
   const s = prepare(sqlite);
   const none: Remembered = new Map();
+  // Each in a short snapshot of its own: a long read holds back the WAL's checkpoint and restart.
+  const readPass = () => (fts ? sqlite.transaction(() => fts.nextPass(FTS_PASS_ROWS, FTS_PASS_TERMS))() : null);
   return () => {
-    const prepared = sqlite.transaction(() => prepareFold(s, none))();
-    if (prepared === null) return { prepared, applied: false };
-    turn.take(WORKER);
-    try {
-      return { prepared, applied: sqlite.transaction(() => applyFold(s, prepared)).immediate() };
-    } finally {
-      turn.give(WORKER);
+    let fold = sqlite.transaction(() => prepareFold(s, none))();
+    const outcome: FoldOutcome = { prepared: fold, applied: false, ftsRows: 0 };
+    for (let pass = readPass(); fold !== null || (pass !== null && pass.upTo > 0); pass = readPass()) {
+      const columns = pass !== null && pass.upTo > 0 ? passColumns(pass) : null;
+      turn.take(WORKER);
+      try {
+        sqlite
+          .transaction(() => {
+            if (fold !== null) outcome.applied = applyFold(s, fold);
+            if (columns !== null) outcome.ftsRows += fts!.apply(columns, pass!.upTo);
+          })
+          .immediate();
+      } finally {
+        turn.give(WORKER);
+      }
+      fold = null;
+      if (pass === null || !pass.more) break;
     }
+    return outcome;
   };
 }
 
@@ -197,6 +241,11 @@ export class SqliteTermCounts {
     return !this.thread?.running;
   }
 
+  /** The fold thread runs: it also brings the FTS5 index level with the log with each fold it writes (foldWriter), so the writer need not. */
+  get threadFollowsFts(): boolean {
+    return this.thread?.running === true;
+  }
+
   /** A note was indexed with these terms by tier and logged at `seq`, inside its write (remembered for a fold on this thread only). */
   added(pk: number, seq: number, termsByTier: string[][]): void {
     if (!this.thread?.running) this.indexed.set(pk, { seq, termsByTier });
@@ -212,7 +261,8 @@ export class SqliteTermCounts {
   logged(seq: number, terms: number): void {
     this.foldHint ??= seq;
     this.termsSinceFold += terms;
-    if (seq - this.foldHint < this.foldEvery && this.termsSinceFold < FOLD_TERMS) return;
+    const every = this.thread?.running ? this.foldEvery * THREAD_FOLD_FACTOR : this.foldEvery;
+    if (seq - this.foldHint < every && this.termsSinceFold < FOLD_TERMS) return;
     if (this.thread?.running) return this.thread.request();
     this.thread ??= this.startThread();
     this.fold();
