@@ -17,9 +17,9 @@
 //
 // Once the fold thread runs (term-counts.ts, fold-worker.ts), it makes the
 // passes instead, on its own connection, with each fold: in the transaction
-// that writes the fold and, when the rows are many, in passes of
-// FTS_PASS_TERMS terms after it, their vectors read in a short snapshot and
-// parsed before it takes the write turn. The writer then makes none. Every
+// that writes the fold (more passes after it when the rows are many, as
+// after a start), their vectors read in a short snapshot and parsed before it
+// takes the write turn. The writer then makes none. Every
 // commit by another connection empties the writer's page cache (SQLite resets
 // it when the WAL changed under it): a worker that made a pass after every
 // batch cost the writer about what the FTS5 rows had (measured and not kept),
@@ -29,9 +29,6 @@ import type { Database } from "bun:sqlite";
 import { tierOf, TIERS } from "../../core/search/ranking.ts";
 import { forEachTerm, readLengths, termCount } from "../../core/search/vector.ts";
 import { netChanges } from "../search-follower.ts";
-
-/** A pass of the FTS5 index over notes of this many terms at most (the writer's, search.ts, and the fold thread's, term-counts.ts): one transaction's pages. */
-export const FTS_PASS_TERMS = 128 * 200;
 
 /** FTS5 column of each impact tier (drizzle/0003_exact_search.sql). */
 export const tierColumn = (tier: number) => `t${tier}`;
@@ -84,6 +81,11 @@ export class FtsFollower {
 
   private get s() {
     return (this.prepared ??= prepare(this.sqlite));
+  }
+
+  /** The last log row the FTS5 index has followed (fts_seq, in the current snapshot). */
+  followed(): number {
+    return this.s.lag.get()!.seq;
   }
 
   /** Log rows not in the FTS5 index yet (in the current snapshot). */

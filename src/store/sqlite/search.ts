@@ -24,7 +24,7 @@ import { sqliteMemorySearch } from "./memory-search.ts";
 import { SqliteNoteTags } from "./note-tags.ts";
 import { NOTE_SELECT, type NoteRow } from "./note-row.ts";
 import { SqliteTermCounts } from "./term-counts.ts";
-import { FTS_PASS_TERMS, FtsFollower, tierColumn, type RememberedRows } from "./fts-follow.ts";
+import { FtsFollower, tierColumn, type RememberedRows } from "./fts-follow.ts";
 import { WRITER, WriteTurn } from "./write-turn.ts";
 
 /** The budget benches and tests give stores they open themselves; a server's comes from SEARCH_MEMORY_MB (src/config.ts). */
@@ -48,7 +48,7 @@ const any = (terms: TermAt[]) => `(${terms.map(termAt).join(" OR ")})`;
  */
 export const FTS_FOLLOW_ROWS = 128;
 /** ... or the changes it logged hold this many terms (notes of thousands of terms follow sooner: a pass stays short). */
-export const FTS_FOLLOW_TERMS = FTS_PASS_TERMS;
+export const FTS_FOLLOW_TERMS = 128 * 200;
 
 /** A term at some tiers as FTS5 syntax: a column filter on the quoted term. */
 function termAt({ term, tiers }: TermAt): string {

@@ -11,7 +11,7 @@ import { tierOf, TIERS } from "../../core/search/ranking.ts";
 import { forEachTerm, readLengths } from "../../core/search/vector.ts";
 import { netChanges } from "../search-follower.ts";
 import { FoldThread } from "./fold-thread.ts";
-import { FTS_PASS_TERMS, passColumns, type FtsFollower } from "./fts-follow.ts";
+import { passColumns, type FtsFollower, type RememberedRows } from "./fts-follow.ts";
 import { WORKER, WriteTurn } from "./write-turn.ts";
 
 /**
@@ -33,6 +33,14 @@ export const FOLD_EVERY = 512;
  * round").
  */
 export const THREAD_FOLD_FACTOR = 4;
+/**
+ * ... or at this many terms (FOLD_TERMS is the bound for the writer's own
+ * folds): a fold's transaction also holds their FTS5 rows, and with fold and
+ * FTS5 pass at FOLD_TERMS, the WAL of test/store/checkpointer.test.ts now and
+ * then passed its bound (docs/benchmarks.md, "Writes of ~2 KB notes, fifth
+ * round").
+ */
+export const THREAD_FOLD_TERMS = 100_000;
 /**
  * ... or once the changes it logged since hold this many terms: what a
  * reader's pending change and the writer's remembered terms hold at most, so
@@ -95,7 +103,7 @@ export interface PreparedFold {
  * snapshot), or the terms remembered for it when that row added them.
  * Changes of consecutive ranges of rows add up.
  */
-function deltasOf(s: Statements, rows: LogRow[], remembered: Remembered): Deltas {
+function deltasOf(s: Statements, rows: LogRow[], remembered: Remembered, columns?: RememberedRows): Deltas {
   const deltas: Deltas = new Map();
   const bump = (term: string, tier: number, sign: number) => {
     let perTier = deltas.get(term);
@@ -118,17 +126,30 @@ function deltasOf(s: Statements, rows: LogRow[], remembered: Remembered): Deltas
       continue;
     }
     const vector = s.vectorOf.get(pk)?.vector;
-    if (vector !== undefined) count(vector, 1);
+    if (vector === undefined) continue;
+    if (columns === undefined) {
+      count(vector, 1);
+      continue;
+    }
+    // The same pass over the vector gives the note's FTS5 columns (fts-follow.ts, ftsColumns).
+    const lengths = readLengths(vector);
+    const tiers = Array.from({ length: TIERS }, () => [] as string[]);
+    forEachTerm(vector, (term, title, tags, body) => {
+      const tier = tierOf([title, tags, body], lengths);
+      bump(term, tier, 1);
+      tiers[tier].push(term);
+    });
+    columns.set(pk, { seq: lastRow.get(pk)!, columns: tiers.map((terms) => terms.join(" ")) });
   }
   return deltas;
 }
 
 /** The fold of every log row after terms_seq, made ready; inside a transaction (its snapshot), or null when none is pending. */
-function prepareFold(s: Statements, remembered: Remembered): PreparedFold | null {
+function prepareFold(s: Statements, remembered: Remembered, columns?: RememberedRows): PreparedFold | null {
   const from = s.folded.get()!.seq;
   const rows = s.pendingAfter.all(from);
   if (rows.length === 0) return null;
-  const deltas = deltasOf(s, rows, remembered);
+  const deltas = deltasOf(s, rows, remembered, columns);
   const changes: (string | number)[][] = [];
   let removes = false;
   for (const term of [...deltas.keys()].sort()) {
@@ -158,13 +179,15 @@ export interface FoldOutcome {
 }
 
 /**
- * The fold thread's FTS5 passes (fts-follow.ts) hold at most this many log
- * rows, or notes of FTS_PASS_TERMS terms, each in a transaction of its own,
- * as the writer's own passes do: the pages of one transaction grow the WAL
- * past the checkpoints (twice as large passes made it pass the bound of
- * test/store/checkpointer.test.ts now and then) and hold the write turn.
+ * The fold thread's FTS5 passes (fts-follow.ts) hold at most the rows or
+ * terms of one of its folds, so that one transaction writes the fold and
+ * brings the FTS5 index level (rows left over, as after a start, go in more
+ * passes of that size, each in a transaction of its own). Each commit of the
+ * thread empties the writer's page cache, so they are few; the pages of one
+ * transaction grow the WAL past the checkpoints (checkpointer.ts).
  */
-const FTS_PASS_ROWS = FOLD_EVERY;
+const FTS_PASS_ROWS = THREAD_FOLD_FACTOR * FOLD_EVERY;
+const FTS_PASS_TERMS = THREAD_FOLD_TERMS;
 
 /**
  * For the fold thread (fold-worker.ts): prepares folds on its own connection,
@@ -181,10 +204,14 @@ export function foldWriter(sqlite: Database, turn: WriteTurn, fts?: FtsFollower)
   // Each in a short snapshot of its own: a long read holds back the WAL's checkpoint and restart.
   const readPass = () => (fts ? sqlite.transaction(() => fts.nextPass(FTS_PASS_ROWS, FTS_PASS_TERMS))() : null);
   return () => {
-    let fold = sqlite.transaction(() => prepareFold(s, none))();
+    // When the FTS5 index has followed the log as far as the counts (the thread moves both in one transaction), the
+    // fold's parse of the notes' vectors also gives their FTS5 columns, and its rows are the pass's.
+    const foldColumns: RememberedRows = new Map();
+    let [fold, ftsFrom] = sqlite.transaction(() => [prepareFold(s, none, fts ? foldColumns : undefined), fts?.followed() ?? -1] as const)();
     const outcome: FoldOutcome = { prepared: fold, applied: false, ftsRows: 0 };
-    for (let pass = readPass(); fold !== null || (pass !== null && pass.upTo > 0); pass = readPass()) {
-      const columns = pass !== null && pass.upTo > 0 ? passColumns(pass) : null;
+    const withFold = fold !== null && ftsFrom === fold.from ? { upTo: fold.upTo, added: [], more: false } : null;
+    for (let pass = withFold ?? readPass(); fold !== null || (pass !== null && pass.upTo > 0); pass = readPass()) {
+      const columns = pass === withFold ? foldColumns : pass !== null && pass.upTo > 0 ? passColumns(pass) : null;
       turn.take(WORKER);
       try {
         sqlite
@@ -262,7 +289,8 @@ export class SqliteTermCounts {
     this.foldHint ??= seq;
     this.termsSinceFold += terms;
     const every = this.thread?.running ? this.foldEvery * THREAD_FOLD_FACTOR : this.foldEvery;
-    if (seq - this.foldHint < every && this.termsSinceFold < FOLD_TERMS) return;
+    const everyTerms = this.thread?.running ? THREAD_FOLD_TERMS : FOLD_TERMS;
+    if (seq - this.foldHint < every && this.termsSinceFold < everyTerms) return;
     if (this.thread?.running) return this.thread.request();
     this.thread ??= this.startThread();
     this.fold();
