@@ -24,13 +24,20 @@ import { WORKER, WriteTurn } from "./write-turn.ts";
  */
 export const FOLD_EVERY = 512;
 /**
- * The fold thread folds every this many times `foldEvery` rows (still at
- * FOLD_TERMS terms at most), and brings the FTS5 index level in the same
+ * ... or once the changes it logged since hold this many terms: what a
+ * reader's pending change and the writer's remembered terms hold at most, so
+ * notes of tens of thousands of distinct terms (20,000 CJK characters) fold
+ * every few notes instead of keeping millions of terms in memory.
+ */
+export const FOLD_TERMS = 200_000;
+/**
+ * The fold thread folds every this many times `foldEvery` rows (or at
+ * THREAD_FOLD_TERMS terms), and brings the FTS5 index level in the same
  * transaction. Its writes are in the write turn, so the writer's batches wait
- * for them: a fold's write takes about as long at 1,024 rows as at 512 (the
- * distinct terms grow slower than the notes), and an FTS5 pass costs less a
- * note in larger passes (docs/benchmarks.md, "Writes of ~2 KB notes, fifth
- * round").
+ * for them: a fold with its FTS5 rows holds the turn less a note the larger
+ * it is (the distinct terms grow slower than the notes; an FTS5 pass writes
+ * fewer segments), measured by bench/write-fold.ts (docs/benchmarks.md,
+ * "Writes of ~2 KB notes, fifth round").
  */
 export const THREAD_FOLD_FACTOR = 4;
 /**
@@ -41,13 +48,6 @@ export const THREAD_FOLD_FACTOR = 4;
  * round").
  */
 export const THREAD_FOLD_TERMS = 100_000;
-/**
- * ... or once the changes it logged since hold this many terms: what a
- * reader's pending change and the writer's remembered terms hold at most, so
- * notes of tens of thousands of distinct terms (20,000 CJK characters) fold
- * every few notes instead of keeping millions of terms in memory.
- */
-export const FOLD_TERMS = 200_000;
 
 interface LogRow {
   seq: number;
