@@ -32,9 +32,9 @@ export const FOLD_EVERY = 512;
 export const FOLD_TERMS = 200_000;
 /**
  * The fold thread folds every this many times `foldEvery` rows (or at
- * THREAD_FOLD_TERMS terms), and brings the FTS5 index level in the same
- * transaction. Its writes are in the write turn, so the writer's batches wait
- * for them: a fold with its FTS5 rows holds the turn less a note the larger
+ * THREAD_FOLD_TERMS terms), and brings the FTS5 index level right after.
+ * Its writes are in the write turn, so the writer's batches wait for them: a
+ * fold with its FTS5 rows holds the turn less a note the larger
  * it is (the distinct terms grow slower than the notes; an FTS5 pass writes
  * fewer segments), measured by bench/write-fold.ts (docs/benchmarks.md,
  * "Writes of ~2 KB notes, fifth round").
@@ -42,10 +42,10 @@ export const FOLD_TERMS = 200_000;
 export const THREAD_FOLD_FACTOR = 4;
 /**
  * ... or at this many terms (FOLD_TERMS is the bound for the writer's own
- * folds): a fold's transaction also holds their FTS5 rows, and with fold and
- * FTS5 pass at FOLD_TERMS, the WAL of test/store/checkpointer.test.ts now and
- * then passed its bound (docs/benchmarks.md, "Writes of ~2 KB notes, fifth
- * round").
+ * folds): an FTS5 pass of the fold's rows follows it, and with fold and FTS5
+ * pass at FOLD_TERMS in one transaction, the WAL of
+ * test/store/checkpointer.test.ts now and then passed its bound
+ * (docs/benchmarks.md, "Writes of ~2 KB notes, fifth round").
  */
 export const THREAD_FOLD_TERMS = 100_000;
 
@@ -180,11 +180,11 @@ export interface FoldOutcome {
 
 /**
  * The fold thread's FTS5 passes (fts-follow.ts) hold at most the rows or
- * terms of one of its folds, so that one transaction writes the fold and
- * brings the FTS5 index level (rows left over, as after a start, go in more
- * passes of that size, each in a transaction of its own). Each commit of the
- * thread empties the writer's page cache, so they are few; the pages of one
- * transaction grow the WAL past the checkpoints (checkpointer.ts).
+ * terms of one of its folds, so that one pass brings the FTS5 index level
+ * after a fold (rows left over, as after a start, go in more passes of that
+ * size). Each commit of the thread empties the writer's page cache, so they
+ * are few; the pages of one transaction grow the WAL past the checkpoints
+ * (checkpointer.ts).
  */
 const FTS_PASS_ROWS = THREAD_FOLD_FACTOR * FOLD_EVERY;
 const FTS_PASS_TERMS = THREAD_FOLD_TERMS;
@@ -203,31 +203,38 @@ export function foldWriter(sqlite: Database, turn: WriteTurn, fts?: FtsFollower)
   const none: Remembered = new Map();
   // Each in a short snapshot of its own: a long read holds back the WAL's checkpoint and restart.
   const readPass = () => (fts ? sqlite.transaction(() => fts.nextPass(FTS_PASS_ROWS, FTS_PASS_TERMS))() : null);
+  const inTurn = <T>(write: () => T): T => {
+    turn.take(WORKER);
+    try {
+      return sqlite.transaction(write).immediate();
+    } finally {
+      turn.give(WORKER);
+    }
+  };
   return () => {
-    // When the FTS5 index has followed the log as far as the counts (the thread moves both in one transaction), the
+    // When the FTS5 index has followed the log as far as the counts (the thread moves both, one after the other), the
     // fold's parse of the notes' vectors also gives their FTS5 columns, and its rows are the pass's.
     const foldColumns: RememberedRows = new Map();
-    let [fold, ftsFrom] = sqlite.transaction(() => [prepareFold(s, none, fts ? foldColumns : undefined), fts?.followed() ?? -1] as const)();
+    const [fold, ftsFrom] = sqlite.transaction(() => [prepareFold(s, none, fts ? foldColumns : undefined), fts?.followed() ?? -1] as const)();
     const outcome: FoldOutcome = { prepared: fold, applied: false, ftsRows: 0 };
+    if (fold !== null) outcome.applied = inTurn(() => applyFold(s, fold));
     const withFold = fold !== null && ftsFrom === fold.from ? { upTo: fold.upTo, added: [], more: false } : null;
-    for (let pass = withFold ?? readPass(); fold !== null || (pass !== null && pass.upTo > 0); pass = readPass()) {
-      const columns = pass === withFold ? foldColumns : pass !== null && pass.upTo > 0 ? passColumns(pass) : null;
-      turn.take(WORKER);
-      try {
-        sqlite
-          .transaction(() => {
-            if (fold !== null) outcome.applied = applyFold(s, fold);
-            if (columns !== null) outcome.ftsRows += fts!.apply(columns, pass!.upTo);
-          })
-          .immediate();
-      } finally {
-        turn.give(WORKER);
-      }
-      fold = null;
-      if (pass === null || !pass.more) break;
+    for (let pass = withFold ?? readPass(); pass !== null && pass.upTo > 0; pass = readPass()) {
+      const columns = pass === withFold ? foldColumns : passColumns(pass);
+      // The fold and each FTS5 pass in a transaction of its own, the writer's waiting batch let in between: the writer's
+      // batches wait for one at a time, and the slowest writes wait about as long as the longest of them.
+      letWriterIn();
+      outcome.ftsRows += inTurn(() => fts!.apply(columns, pass!.upTo));
+      if (!pass.more) break;
     }
     return outcome;
   };
+}
+
+const pause = new Int32Array(new SharedArrayBuffer(4));
+/** A millisecond's sleep of the fold thread after giving the write turn back, so the writer's deferred batch takes it first. */
+function letWriterIn(): void {
+  Atomics.wait(pause, 0, 0, 1);
 }
 
 export class SqliteTermCounts {
