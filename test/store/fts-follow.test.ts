@@ -3,7 +3,8 @@
 // are; while the index is behind the log, a search on the database path
 // misses no note committed before it and finds none deleted; a batch waits
 // for a worker's write turn (write-turn.ts: the fold thread's) instead of
-// failing or blocking.
+// failing or blocking; once the fold thread runs, it brings the index level
+// with each fold and the writer makes no pass.
 import { afterAll, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { rmSync } from "node:fs";
@@ -18,10 +19,10 @@ import { tempDir } from "../helpers/server.ts";
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 
-async function openStore(prefix: string) {
+async function openStore(prefix: string, searchFoldEvery?: number) {
   const dir = tempDir(prefix);
   dirs.push(dir);
-  const store = new SqliteStore({ dataDir: dir, searchMemoryBytes: 0 });
+  const store = new SqliteStore({ dataDir: dir, searchMemoryBytes: 0, searchFoldEvery });
   await store.migrate();
   const { contributorNo } = await store.createContributor({ email: "f@example.org", keyPrefix: "cairn_ftsf00", keyDigest: new Uint8Array(32), createdAt: 0 });
   let n = 0;
@@ -117,4 +118,44 @@ test("a write batch waits while the worker holds the write turn, then commits", 
   expect(done).toBe(true);
   expect(await titles("patient")).toEqual(["Waiting"]);
   await store.close();
+});
+
+test("once the fold thread runs, it brings the FTS5 index level with each fold, and the writer makes no pass", async () => {
+  // The store's first fold (at 8 rows) starts the thread; it then folds every 8 * THREAD_FOLD_FACTOR rows.
+  const { dir, store, note, create, titles, lag } = await openStore("cairn-fts-thread-", 8);
+  const search = store.searchIndex as unknown as { fts: { apply: (...args: unknown[]) => number }; termCounts: { threadFollowsFts: boolean; threadFolds: number } };
+  let i = 0;
+  const word = (n: number) => `wren${String.fromCharCode(97 + (n % 26))}${String.fromCharCode(97 + Math.floor(n / 26) % 26)}q`;
+  const next = () => create(note(`Note ${word(i)}`, `${word(i++)} and more words`));
+  for (let tries = 0; !search.termCounts.threadFollowsFts; tries++) {
+    expect(tries).toBeLessThan(200);
+    await next();
+    await Bun.sleep(5);
+  }
+  const writerApply = search.fts.apply.bind(search.fts);
+  let writerPasses = 0;
+  search.fts.apply = (...args: unknown[]) => {
+    writerPasses++;
+    return writerApply(...args);
+  };
+  let most = 0;
+  let levelled = 0;
+  for (let n = 0; n < FTS_FOLLOW_ROWS + 72; n++) {
+    const before = lag();
+    await Promise.all([next(), next()]);
+    // Writes at a pace the thread keeps up with here (a server's batches defer while it writes).
+    await Bun.sleep(2);
+    const now = lag();
+    if (now < before) levelled++;
+    most = Math.max(most, now);
+  }
+  // Without the thread's passes the lag would pass 2 * FTS_FOLLOW_ROWS; with the writer's, writerPasses would count them.
+  expect(writerPasses).toBe(0);
+  expect(levelled).toBeGreaterThan(3);
+  expect(most).toBeLessThan(FTS_FOLLOW_ROWS);
+  expect(search.termCounts.threadFolds).toBeGreaterThan(3);
+  // The database path still reads every note (bringing the index level itself first when it lags).
+  for (const n of [0, 37, i - 1]) expect(await titles(word(n))).toContain(`Note ${word(n)}`);
+  await store.close();
+  ftsIntegrity(dir);
 });

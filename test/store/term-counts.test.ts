@@ -11,7 +11,7 @@ import { rmSync } from "node:fs";
 import { tierOf, TIERS } from "../../src/core/search/ranking.ts";
 import { forEachTerm, readLengths } from "../../src/core/search/vector.ts";
 import { SqliteStore } from "../../src/store/sqlite/store.ts";
-import { FOLD_EVERY, FOLD_TERMS } from "../../src/store/sqlite/term-counts.ts";
+import { FOLD_EVERY, FOLD_TERMS, THREAD_FOLD_FACTOR } from "../../src/store/sqlite/term-counts.ts";
 import { tempDir } from "../helpers/server.ts";
 
 const dirs: string[] = [];
@@ -78,7 +78,8 @@ for (const foldEvery of [FOLD_EVERY, 37]) test(`term counts folded from the log 
   const live: { id: string; author: number; superseded: boolean }[] = [];
   let n = 0;
   let sawPending = false;
-  const operations = Math.max(foldEvery * 3 + 100, 600);
+  // Past the first fold (on the store's own thread) and a few of the fold thread's, which come every THREAD_FOLD_FACTOR times as many rows.
+  const operations = Math.max(foldEvery * (THREAD_FOLD_FACTOR + 2) + 100, 600);
   for (let op = 1; op <= operations; op++) {
     const store = rng.pick(stores);
     const roll = rng.next();

@@ -8,12 +8,15 @@
 // its own, in its write turn (write-turn.ts: the writer's batches defer
 // meanwhile), if the counts have not moved since (another process folded):
 // the counts stay exact at every read, as before, because readers add the log
-// rows not folded yet. Its commits empty the writer's page cache (SQLite does
-// so whenever another connection wrote), which is why it writes once per
-// FOLD_EVERY rows and no oftener. If the worker cannot start or fails, the
-// writer folds on its own thread again.
+// rows not folded yet. After each fold it brings the FTS5 index level with
+// the log (fts-follow.ts), in a transaction of its own, so the writer makes no
+// FTS5 pass while it runs ("fifth round"). Its commits empty the writer's page
+// cache (SQLite does so whenever another connection wrote), which is why it
+// writes once per THREAD_FOLD_FACTOR x FOLD_EVERY rows and no oftener. If the
+// worker cannot start or fails, the writer folds (and makes the FTS5 passes)
+// on its own thread again.
 import type { FoldReply, FoldRequest } from "./fold-worker.ts";
-import type { WriteTurn } from "./write-turn.ts";
+import { WORKER, type WriteTurn } from "./write-turn.ts";
 
 /** The worker's module as the executable names it: its entry point in build-common.ts. */
 export const FOLD_WORKER_ENTRY = "./src/store/sqlite/fold-worker.ts";
@@ -31,12 +34,20 @@ function workerSpecifier(): string {
 
 /** A fold not prepared within this many ms means the worker is stuck or gone: the writer folds on its own thread from then on. */
 const PREPARE_TIMEOUT_MS = 60_000;
+/**
+ * How long a close waits for the worker to finish the fold it is writing.
+ * A fold with its FTS5 passes can take seconds on a loaded host; a worker
+ * terminated inside one would never give the write turn back.
+ */
+const CLOSE_TIMEOUT_MS = 20_000;
 
 export class FoldThread {
   private worker: Worker | null = null;
   private ready = false;
   private inFlight = false;
   private deadline: ReturnType<typeof setTimeout> | null = null;
+  /** The write turn shared with the worker (write-turn.ts). */
+  private turn: WriteTurn | null = null;
   private closing: (() => void) | null = null;
 
   /** `onFolded`: a fold was made ready and written (`applied`), or found stale (another process folded); not called when none was pending. */
@@ -49,6 +60,7 @@ export class FoldThread {
 
   /** Starts the worker on the database file, sharing the write turn; false when it cannot. */
   start(file: string, turn: WriteTurn): boolean {
+    this.turn = turn;
     try {
       const worker = new Worker(workerSpecifier());
       worker.unref();
@@ -96,6 +108,12 @@ export class FoldThread {
     this.deadline = null;
     this.worker?.terminate();
     this.worker = null;
+    this.releaseTurn();
+  }
+
+  /** A worker ended inside its write turn never gives it back: the writer would wait for it forever (search.ts takes it to bring FTS5 level). */
+  private releaseTurn(): void {
+    this.turn?.give(WORKER);
   }
 
   /** Closes the worker's connection, then the worker. */
@@ -104,12 +122,13 @@ export class FoldThread {
     if (worker === null) return;
     await new Promise<void>((resolve) => {
       this.closing = resolve;
-      const timeout = setTimeout(resolve, 2000);
+      const timeout = setTimeout(resolve, CLOSE_TIMEOUT_MS);
       timeout.unref?.();
       this.post(worker, { close: true });
     });
     worker.terminate();
     this.worker = null;
+    this.releaseTurn();
     this.ready = false;
     if (this.deadline !== null) clearTimeout(this.deadline);
     this.deadline = null;

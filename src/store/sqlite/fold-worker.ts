@@ -2,17 +2,20 @@
 // own that prepares the term counts' folds (term-counts.ts) in a read
 // snapshot each, the part of a fold that parses the notes' vectors, and
 // writes each in a short transaction of its own, in its write turn
-// (write-turn.ts). An entry point of its own in the executable (build-common.ts).
+// (write-turn.ts), together with the FTS5 rows of the log rows the FTS5 index
+// has not followed yet (fts-follow.ts). An entry point of its own in the
+// executable (build-common.ts).
 import { Database } from "bun:sqlite";
-import { foldWriter, type PreparedFold } from "./term-counts.ts";
+import { FtsFollower } from "./fts-follow.ts";
+import { foldWriter, type FoldOutcome } from "./term-counts.ts";
 import { WriteTurn } from "./write-turn.ts";
 
 export type FoldRequest = { open: string; turn: SharedArrayBuffer } | { close: true } | { prepare: true };
-export type FoldReply = { opened: true } | { closed: true } | { prepared: PreparedFold | null; applied: boolean } | { failed: string };
+export type FoldReply = { opened: true } | { closed: true } | FoldOutcome | { failed: string };
 
 declare const self: Worker;
 let db: Database | null = null;
-let writeFold: (() => { prepared: PreparedFold | null; applied: boolean }) | null = null;
+let writeFold: (() => FoldOutcome) | null = null;
 const reply = (message: FoldReply) => self.postMessage(message);
 
 /** The worker's connection: it writes derived rows (made again from the log if lost), and checkpoints are the checkpointer's (checkpointer.ts). */
@@ -27,7 +30,7 @@ self.onmessage = ({ data }: MessageEvent<FoldRequest>) => {
     if ("open" in data) {
       db = new Database(data.open);
       configure(db);
-      writeFold = foldWriter(db, new WriteTurn(data.turn));
+      writeFold = foldWriter(db, new WriteTurn(data.turn), new FtsFollower(db));
       reply({ opened: true });
     } else if ("close" in data) {
       db?.close();

@@ -15,14 +15,19 @@
 // in the transaction that writes its rows, and the log is never trimmed past
 // it (search.ts).
 //
-// Measured and not kept: the passes made by a worker thread with a
-// connection of its own (as the fold thread does for the term counts). Every
+// Once the fold thread runs (term-counts.ts, fold-worker.ts), it makes the
+// passes instead, on its own connection, with each fold: in the transaction
+// that writes the fold (more passes after it when the rows are many, as
+// after a start), their vectors read in a short snapshot and parsed before it
+// takes the write turn. The writer then makes none. Every
 // commit by another connection empties the writer's page cache (SQLite resets
-// it when the WAL changed under it), so the writer's own statements got
-// dearer by about what the FTS5 rows had cost it.
+// it when the WAL changed under it): a worker that made a pass after every
+// batch cost the writer about what the FTS5 rows had (measured and not kept),
+// so the passes come with the folds, a few per thousand notes
+// (docs/benchmarks.md, "Writes of ~2 KB notes, fifth round").
 import type { Database } from "bun:sqlite";
 import { tierOf, TIERS } from "../../core/search/ranking.ts";
-import { forEachTerm, readLengths } from "../../core/search/vector.ts";
+import { forEachTerm, readLengths, termCount } from "../../core/search/vector.ts";
 import { netChanges } from "../search-follower.ts";
 
 /** FTS5 column of each impact tier (drizzle/0003_exact_search.sql). */
@@ -43,6 +48,9 @@ function prepare(sqlite: Database) {
       "SELECT fts_seq AS seq, (SELECT coalesce(max(seq), 0) FROM search_log) AS head FROM search_totals",
     ),
     pendingAfter: sqlite.query<{ seq: number; pk: number; removed: string | null }, [number]>("SELECT seq, pk, removed FROM search_log WHERE seq > ?1 ORDER BY seq"),
+    pendingBetween: sqlite.query<{ seq: number; pk: number; removed: string | null }, [number, number]>(
+      "SELECT seq, pk, removed FROM search_log WHERE seq > ?1 AND seq <= ?2 ORDER BY seq",
+    ),
     vectorOf: sqlite.query<{ vector: string }, [number]>("SELECT vector FROM search_vectors WHERE pk = ?"),
     insert: sqlite.query<unknown, [number, ...string[]]>(`INSERT INTO search_fts(rowid, ${TIER_NAMES.join(", ")}) VALUES (?${", ?".repeat(TIERS)})`),
     delete: sqlite.query<unknown, [number]>("DELETE FROM search_fts WHERE rowid = ?"),
@@ -52,6 +60,18 @@ function prepare(sqlite: Database) {
 
 /** Per key, the FTS5 columns of a note this process indexed, with the log row that added it. */
 export type RememberedRows = Map<number, { seq: number; columns: string[] }>;
+
+/** A pass read in a snapshot (FtsFollower.nextPass): the log rows up to `upTo` (0: none), the notes they add with their stored vectors, and whether rows follow. */
+export interface FtsPass {
+  upTo: number;
+  added: { pk: number; seq: number; vector: string }[];
+  more: boolean;
+}
+
+/** The FTS5 columns of a pass's notes, parsed outside the snapshot it was read in (a long read holds back the WAL's checkpoint and restart). */
+export function passColumns(pass: FtsPass): RememberedRows {
+  return new Map(pass.added.map(({ pk, seq, vector }) => [pk, { seq, columns: ftsColumns(vector) }]));
+}
 
 /** Keeps one connection's FTS5 index level with the search log. */
 export class FtsFollower {
@@ -63,16 +83,60 @@ export class FtsFollower {
     return (this.prepared ??= prepare(this.sqlite));
   }
 
+  /** The last log row the FTS5 index has followed (fts_seq, in the current snapshot). */
+  followed(): number {
+    return this.s.lag.get()!.seq;
+  }
+
   /** Log rows not in the FTS5 index yet (in the current snapshot). */
   lag(): number {
     const { seq, head } = this.s.lag.get()!;
     return head - seq;
   }
 
-  /** Makes the FTS5 rows of every log row after fts_seq and moves fts_seq past them; inside a write transaction. How many rows it made. */
-  apply(remembered: RememberedRows = new Map()): number {
+  /**
+   * For the fold thread (foldWriter in term-counts.ts), in a read snapshot
+   * before its write transaction: the next pass, the log rows after fts_seq
+   * until `mostRows` rows or `mostTerms` terms of notes added, with the
+   * stored vectors of those notes (passColumns parses them), so that the pass
+   * under the write lock (apply) need not read them. A pass's size bounds the
+   * pages one transaction writes, and so how far the WAL grows before it
+   * restarts.
+   */
+  nextPass(mostRows: number, mostTerms: number): FtsPass {
     const s = this.s;
-    const rows = s.pendingAfter.all(s.lag.get()!.seq);
+    const pending = s.pendingAfter.all(s.lag.get()!.seq);
+    const vectors = new Map<number, string>();
+    let rows = 0;
+    let terms = 0;
+    while (rows < pending.length && rows < mostRows && terms < mostTerms) {
+      const { pk, removed } = pending[rows++];
+      if (removed !== null) continue;
+      const vector = s.vectorOf.get(pk)?.vector;
+      if (vector === undefined) continue;
+      vectors.set(pk, vector);
+      terms += termCount(vector);
+    }
+    if (rows === 0) return { upTo: 0, added: [], more: false };
+    const added: FtsPass["added"] = [];
+    const lastRow = new Map(pending.slice(0, rows).map((row) => [row.pk, row.seq]));
+    for (const [pk, change] of netChanges(pending.slice(0, rows).map((row) => ({ key: row.pk, removed: row.removed })))) {
+      const vector = vectors.get(pk);
+      if (change.added && vector !== undefined) added.push({ pk, seq: lastRow.get(pk)!, vector });
+    }
+    return { upTo: pending[rows - 1].seq, added, more: rows < pending.length };
+  }
+
+  /**
+   * Makes the FTS5 rows of every log row after fts_seq (up to row `upTo`) and
+   * moves fts_seq past them; inside a write transaction. How many rows it
+   * made. A pass that stops short of the log's head may leave a key's row of
+   * a note added after `upTo` (its key taken again): the next pass removes
+   * it first, and a search brings the index level before it reads.
+   */
+  apply(remembered: RememberedRows = new Map(), upTo = Number.MAX_SAFE_INTEGER): number {
+    const s = this.s;
+    const rows = s.pendingBetween.all(s.lag.get()!.seq, upTo);
     if (rows.length === 0) return 0;
     const lastRow = new Map(rows.map((row) => [row.pk, row.seq]));
     // A key's first removal takes out what the index holds for it; a key

@@ -6,7 +6,8 @@
 // totals and log change in the write transaction that changes the note; how
 // many notes hold each term is folded from the log in batches and read
 // exactly (term-counts.ts), and the FTS5 index follows the log in one pass
-// every FTS_FOLLOW_ROWS rows, in the write batch that reaches them, and is
+// every FTS_FOLLOW_ROWS rows, in the write batch that reaches them (once the
+// fold thread runs, in its own transactions with each fold instead), and is
 // brought level before it is read (fts-follow.ts).
 // Ranking itself is src/core/search/ranking.ts.
 import type { Database } from "bun:sqlite";
@@ -232,7 +233,8 @@ export class SqliteSearch implements SearchSource {
   /** After a batch's writes, before its COMMIT: the totals, and the FTS5 index when FTS_FOLLOW_ROWS rows were logged (a throw fails the batch). */
   beforeCommit(): void {
     const due = this.unfollowed + this.loggedInBatch >= FTS_FOLLOW_ROWS || this.unfollowedTerms + this.termsInBatch >= FTS_FOLLOW_TERMS;
-    if (this.loggedInBatch > 0 && due) {
+    // While the fold thread runs, it makes the FTS5 rows with each fold, on its own connection (term-counts.ts, foldWriter).
+    if (this.loggedInBatch > 0 && due && !this.termCounts.threadFollowsFts) {
       this.fts.apply(this.ftsRows);
       this.ftsRows.clear();
       this.followedInBatch = true;
@@ -290,6 +292,8 @@ export class SqliteSearch implements SearchSource {
     this.written.set(note.pk, vector);
     this.addTotals(1, vector.lengths);
     const seq = this.logChange(note.pk, null, vector.counts.size);
+    // Neither needs the terms by tier while the fold thread runs: it reads them from the stored vector, off this thread.
+    if (this.termCounts.threadFollowsFts) return;
     const tiers = Array.from({ length: TIERS }, () => [] as string[]);
     for (const [term, counts] of vector.counts) tiers[tierOf(counts, vector.lengths)].push(term);
     if (this.termCounts.remembersTerms) this.termCounts.added(note.pk, seq, tiers);

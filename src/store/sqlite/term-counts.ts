@@ -11,6 +11,7 @@ import { tierOf, TIERS } from "../../core/search/ranking.ts";
 import { forEachTerm, readLengths } from "../../core/search/vector.ts";
 import { netChanges } from "../search-follower.ts";
 import { FoldThread } from "./fold-thread.ts";
+import { passColumns, type FtsFollower, type RememberedRows } from "./fts-follow.ts";
 import { WORKER, WriteTurn } from "./write-turn.ts";
 
 /**
@@ -29,6 +30,24 @@ export const FOLD_EVERY = 512;
  * every few notes instead of keeping millions of terms in memory.
  */
 export const FOLD_TERMS = 200_000;
+/**
+ * The fold thread folds every this many times `foldEvery` rows (or at
+ * THREAD_FOLD_TERMS terms), and brings the FTS5 index level right after.
+ * Its writes are in the write turn, so the writer's batches wait for them: a
+ * fold with its FTS5 rows holds the turn less a note the larger
+ * it is (the distinct terms grow slower than the notes; an FTS5 pass writes
+ * fewer segments), measured by bench/write-fold.ts (docs/benchmarks.md,
+ * "Writes of ~2 KB notes, fifth round").
+ */
+export const THREAD_FOLD_FACTOR = 4;
+/**
+ * ... or at this many terms (FOLD_TERMS is the bound for the writer's own
+ * folds): an FTS5 pass of the fold's rows follows it, and with fold and FTS5
+ * pass at FOLD_TERMS in one transaction, the WAL of
+ * test/store/checkpointer.test.ts now and then passed its bound
+ * (docs/benchmarks.md, "Writes of ~2 KB notes, fifth round").
+ */
+export const THREAD_FOLD_TERMS = 100_000;
 
 interface LogRow {
   seq: number;
@@ -84,7 +103,7 @@ export interface PreparedFold {
  * snapshot), or the terms remembered for it when that row added them.
  * Changes of consecutive ranges of rows add up.
  */
-function deltasOf(s: Statements, rows: LogRow[], remembered: Remembered): Deltas {
+function deltasOf(s: Statements, rows: LogRow[], remembered: Remembered, columns?: RememberedRows): Deltas {
   const deltas: Deltas = new Map();
   const bump = (term: string, tier: number, sign: number) => {
     let perTier = deltas.get(term);
@@ -107,17 +126,30 @@ function deltasOf(s: Statements, rows: LogRow[], remembered: Remembered): Deltas
       continue;
     }
     const vector = s.vectorOf.get(pk)?.vector;
-    if (vector !== undefined) count(vector, 1);
+    if (vector === undefined) continue;
+    if (columns === undefined) {
+      count(vector, 1);
+      continue;
+    }
+    // The same pass over the vector gives the note's FTS5 columns (fts-follow.ts, ftsColumns).
+    const lengths = readLengths(vector);
+    const tiers = Array.from({ length: TIERS }, () => [] as string[]);
+    forEachTerm(vector, (term, title, tags, body) => {
+      const tier = tierOf([title, tags, body], lengths);
+      bump(term, tier, 1);
+      tiers[tier].push(term);
+    });
+    columns.set(pk, { seq: lastRow.get(pk)!, columns: tiers.map((terms) => terms.join(" ")) });
   }
   return deltas;
 }
 
 /** The fold of every log row after terms_seq, made ready; inside a transaction (its snapshot), or null when none is pending. */
-function prepareFold(s: Statements, remembered: Remembered): PreparedFold | null {
+function prepareFold(s: Statements, remembered: Remembered, columns?: RememberedRows): PreparedFold | null {
   const from = s.folded.get()!.seq;
   const rows = s.pendingAfter.all(from);
   if (rows.length === 0) return null;
-  const deltas = deltasOf(s, rows, remembered);
+  const deltas = deltasOf(s, rows, remembered, columns);
   const changes: (string | number)[][] = [];
   let removes = false;
   for (const term of [...deltas.keys()].sort()) {
@@ -139,24 +171,70 @@ function applyFold(s: Statements, fold: PreparedFold): boolean {
   return true;
 }
 
+/** What the fold thread did on a request: the fold it prepared (null: none pending), whether it was written, and the FTS5 rows it made. */
+export interface FoldOutcome {
+  prepared: PreparedFold | null;
+  applied: boolean;
+  ftsRows: number;
+}
+
+/**
+ * The fold thread's FTS5 passes (fts-follow.ts) hold at most the rows or
+ * terms of one of its folds, so that one pass brings the FTS5 index level
+ * after a fold (rows left over, as after a start, go in more passes of that
+ * size). Each commit of the thread empties the writer's page cache, so they
+ * are few; the pages of one transaction grow the WAL past the checkpoints
+ * (checkpointer.ts).
+ */
+const FTS_PASS_ROWS = THREAD_FOLD_FACTOR * FOLD_EVERY;
+const FTS_PASS_TERMS = THREAD_FOLD_TERMS;
+
 /**
  * For the fold thread (fold-worker.ts): prepares folds on its own connection,
  * in a read snapshot each, and writes each in a transaction of its own, in its
- * write turn (write-turn.ts). The fold, and whether it was written.
+ * write turn (write-turn.ts). With `fts`, the same transaction brings the
+ * FTS5 index level with the log (fts-follow.ts; in more passes, each a
+ * transaction, when the rows are many), its notes' columns also read in the
+ * snapshot. Its commits empty the writer's page cache, so there are few
+ * (docs/benchmarks.md, "Writes of ~2 KB notes, fifth round").
  */
-export function foldWriter(sqlite: Database, turn: WriteTurn): () => { prepared: PreparedFold | null; applied: boolean } {
+export function foldWriter(sqlite: Database, turn: WriteTurn, fts?: FtsFollower): () => FoldOutcome {
   const s = prepare(sqlite);
   const none: Remembered = new Map();
-  return () => {
-    const prepared = sqlite.transaction(() => prepareFold(s, none))();
-    if (prepared === null) return { prepared, applied: false };
+  // Each in a short snapshot of its own: a long read holds back the WAL's checkpoint and restart.
+  const readPass = () => (fts ? sqlite.transaction(() => fts.nextPass(FTS_PASS_ROWS, FTS_PASS_TERMS))() : null);
+  const inTurn = <T>(write: () => T): T => {
     turn.take(WORKER);
     try {
-      return { prepared, applied: sqlite.transaction(() => applyFold(s, prepared)).immediate() };
+      return sqlite.transaction(write).immediate();
     } finally {
       turn.give(WORKER);
     }
   };
+  return () => {
+    // When the FTS5 index has followed the log as far as the counts (the thread moves both, one after the other), the
+    // fold's parse of the notes' vectors also gives their FTS5 columns, and its rows are the pass's.
+    const foldColumns: RememberedRows = new Map();
+    const [fold, ftsFrom] = sqlite.transaction(() => [prepareFold(s, none, fts ? foldColumns : undefined), fts?.followed() ?? -1] as const)();
+    const outcome: FoldOutcome = { prepared: fold, applied: false, ftsRows: 0 };
+    if (fold !== null) outcome.applied = inTurn(() => applyFold(s, fold));
+    const withFold = fold !== null && ftsFrom === fold.from ? { upTo: fold.upTo, added: [], more: false } : null;
+    for (let pass = withFold ?? readPass(); pass !== null && pass.upTo > 0; pass = readPass()) {
+      const columns = pass === withFold ? foldColumns : passColumns(pass);
+      // The fold and each FTS5 pass in a transaction of its own, the writer's waiting batch let in between: the writer's
+      // batches wait for one at a time, and the slowest writes wait about as long as the longest of them.
+      letWriterIn();
+      outcome.ftsRows += inTurn(() => fts!.apply(columns, pass!.upTo));
+      if (!pass.more) break;
+    }
+    return outcome;
+  };
+}
+
+const pause = new Int32Array(new SharedArrayBuffer(4));
+/** A millisecond's sleep of the fold thread after giving the write turn back, so the writer's deferred batch takes it first. */
+function letWriterIn(): void {
+  Atomics.wait(pause, 0, 0, 1);
 }
 
 export class SqliteTermCounts {
@@ -197,6 +275,11 @@ export class SqliteTermCounts {
     return !this.thread?.running;
   }
 
+  /** The fold thread runs: it also brings the FTS5 index level with the log with each fold it writes (foldWriter), so the writer need not. */
+  get threadFollowsFts(): boolean {
+    return this.thread?.running === true;
+  }
+
   /** A note was indexed with these terms by tier and logged at `seq`, inside its write (remembered for a fold on this thread only). */
   added(pk: number, seq: number, termsByTier: string[][]): void {
     if (!this.thread?.running) this.indexed.set(pk, { seq, termsByTier });
@@ -212,7 +295,9 @@ export class SqliteTermCounts {
   logged(seq: number, terms: number): void {
     this.foldHint ??= seq;
     this.termsSinceFold += terms;
-    if (seq - this.foldHint < this.foldEvery && this.termsSinceFold < FOLD_TERMS) return;
+    const every = this.thread?.running ? this.foldEvery * THREAD_FOLD_FACTOR : this.foldEvery;
+    const everyTerms = this.thread?.running ? THREAD_FOLD_TERMS : FOLD_TERMS;
+    if (seq - this.foldHint < every && this.termsSinceFold < everyTerms) return;
     if (this.thread?.running) return this.thread.request();
     this.thread ??= this.startThread();
     this.fold();
