@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { searchRequest } from "../../src/core/search/query.ts";
 import { migrations } from "../../src/store/postgres/migrations.ts";
 import { PostgresSearchLog, trimLog } from "../../src/store/postgres/search-log.ts";
-import { noteVector } from "../../src/store/postgres/search.ts";
+import { noteVector, SEARCH_FOLLOW_MS } from "../../src/store/postgres/search.ts";
 import { PostgresStore } from "../../src/store/postgres/store.ts";
 import { freshDatabase, testEngines } from "../helpers/postgres.ts";
 
@@ -92,7 +92,12 @@ describe.skipIf(!onPostgres)("PostgreSQL: in-memory postings following search_lo
     const other = await open();
     const memory = writer.searchIndex.memory;
     await memory.follow();
-    // Counts this store's reads of the log from here on (the timer's too).
+    // The follower's timer stopped (it reads the log every SEARCH_FOLLOW_MS whatever happens, and
+    // fired between the creates on a loaded host): only reads the writes or searches ask for count.
+    const follower = memory as unknown as { timer: ReturnType<typeof setInterval> | null };
+    if (follower.timer) clearInterval(follower.timer);
+    follower.timer = null;
+    // Counts this store's reads of the log from here on.
     const log = (memory as unknown as { log: { changesSince: (...args: unknown[]) => unknown } }).log;
     const read = log.changesSince.bind(log);
     let reads = 0;
@@ -123,6 +128,8 @@ describe.skipIf(!onPostgres)("PostgreSQL: in-memory postings following search_lo
       expect((await memory.current())!.notes).toBe(before);
     } finally {
       log.changesSince = read;
+      follower.timer = setInterval(() => void memory.follow().catch(() => {}), SEARCH_FOLLOW_MS);
+      follower.timer.unref?.();
     }
   });
 
