@@ -1,6 +1,7 @@
 // A window's candidates under block-max MaxScore (maxscore.ts): the notes the
 // essential terms hold that can still reach the threshold, with their partial sums.
 import { BLOCK_SHIFT } from "./memory-index.ts";
+import { readFieldCounts } from "./term-postings.ts";
 import { BM25F, SLACK, weightedFrequencyOf } from "./ranking.ts";
 import type { Lane, Ranking } from "./maxscore-state.ts";
 
@@ -74,6 +75,7 @@ export function candidatesOfOne(state: Ranking, lane: Lane, low: number, high: n
   const k1 = BM25F.k1;
   const weight = lane.weight;
   const data = lane.data;
+  const fields = state.scratch.fields;
   const size = lane.size;
   const bounds = lane.bounds;
   let at = lane.at;
@@ -125,46 +127,10 @@ export function candidatesOfOne(state: Ranking, lane: Lane, low: number, high: n
         if (bodyWeight * (code + 1) < frequency * (bodyBase + bodyPerTerm * length)) continue;
         weighted = 0 + (bodyWeight * (code + 1)) / (1 - bodyB + (bodyB * length) / bodyAverage);
       } else {
-        let f = data[at++];
-        if (f >= 128) {
-          f &= 127;
-          let shift = 7;
-          let byte: number;
-          do {
-            byte = data[at++];
-            f |= (byte & 127) << shift;
-            shift += 7;
-          } while (byte >= 128);
-        }
-        let title = 0;
-        let tags = 0;
-        if (f & 1) {
-          title = data[at++];
-          if (title >= 128) {
-            title &= 127;
-            let shift = 7;
-            let byte: number;
-            do {
-              byte = data[at++];
-              title |= (byte & 127) << shift;
-              shift += 7;
-            } while (byte >= 128);
-          }
-          tags = data[at++];
-          if (tags >= 128) {
-            tags &= 127;
-            let shift = 7;
-            let byte: number;
-            do {
-              byte = data[at++];
-              tags |= (byte & 127) << shift;
-              shift += 7;
-            } while (byte >= 128);
-          }
-        }
+        at = readFieldCounts(data, at, fields);
         if (ordinal < low) continue;
         const o = 3 * ordinal;
-        weighted = weightedFrequencyOf(title, tags, f >>> 1, lengths[o], lengths[o + 1], lengths[o + 2], averages);
+        weighted = weightedFrequencyOf(fields[1], fields[2], fields[0], lengths[o], lengths[o + 1], lengths[o + 2], averages);
       }
       const score = weight * ((weighted * (k1 + 1)) / (weighted + k1));
       if (threshold >= (score + others) * SLACK) continue;
@@ -201,6 +167,7 @@ function scoreEssential(state: Ranking, lane: Lane, low: number, high: number, o
   const k1 = BM25F.k1;
   const weight = lane.weight;
   const data = lane.data;
+  const fields = state.scratch.fields;
   const size = lane.size;
   let at = lane.at;
   let read = lane.read;
@@ -243,46 +210,10 @@ function scoreEssential(state: Ranking, lane: Lane, low: number, high: number, o
         // The body-only case inline: the same operations as weightedFrequencyOf with zero title and tags counts.
         weighted = 0 + (bodyWeight * (code + 1)) / (1 - bodyB + (bodyB * lengths[3 * ordinal + 2]) / bodyAverage);
       } else {
-        let f = data[at++];
-        if (f >= 128) {
-          f &= 127;
-          let shift = 7;
-          let byte: number;
-          do {
-            byte = data[at++];
-            f |= (byte & 127) << shift;
-            shift += 7;
-          } while (byte >= 128);
-        }
-        let title = 0;
-        let tags = 0;
-        if (f & 1) {
-          title = data[at++];
-          if (title >= 128) {
-            title &= 127;
-            let shift = 7;
-            let byte: number;
-            do {
-              byte = data[at++];
-              title |= (byte & 127) << shift;
-              shift += 7;
-            } while (byte >= 128);
-          }
-          tags = data[at++];
-          if (tags >= 128) {
-            tags &= 127;
-            let shift = 7;
-            let byte: number;
-            do {
-              byte = data[at++];
-              tags |= (byte & 127) << shift;
-              shift += 7;
-            } while (byte >= 128);
-          }
-        }
+        at = readFieldCounts(data, at, fields);
         if (ordinal < low) continue;
         const o = 3 * ordinal;
-        weighted = weightedFrequencyOf(title, tags, f >>> 1, lengths[o], lengths[o + 1], lengths[o + 2], averages);
+        weighted = weightedFrequencyOf(fields[1], fields[2], fields[0], lengths[o], lengths[o + 1], lengths[o + 2], averages);
       }
       const slot = ordinal - low;
       const before = scores[slot];

@@ -168,6 +168,8 @@ export interface Scratch {
   remaining: Float64Array;
   /** The lanes' block bounds, one after the other. */
   bounds: Float64Array;
+  /** One posting's field counts (readFieldCounts). */
+  fields: Int32Array;
 }
 
 export function scratchOf(index: MemoryIndex, window: number, blocks: number): Scratch {
@@ -180,6 +182,7 @@ export function scratchOf(index: MemoryIndex, window: number, blocks: number): S
       partial: new Float64Array(window),
       remaining: new Float64Array(window),
       bounds: scratch?.bounds ?? EMPTY,
+      fields: new Int32Array(3),
     };
   }
   if (scratch.bounds.length < blocks) scratch.bounds = new Float64Array(Math.max(blocks, 2 * scratch.bounds.length));

@@ -2,6 +2,7 @@
 // there, their candidates (maxscore-candidates.ts), the non-essential terms
 // added to them, and the notes kept for the final rescoring.
 import { BLOCK_SHIFT } from "./memory-index.ts";
+import { readFieldCounts } from "./term-postings.ts";
 import { BM25F, SLACK, weightedFrequencyOf } from "./ranking.ts";
 import { candidatesOfMany, candidatesOfOne } from "./maxscore-candidates.ts";
 import type { Lane, Ranking } from "./maxscore-state.ts";
@@ -72,6 +73,7 @@ function addNonEssential(state: Ranking, lane: Lane, low: number, count: number)
   const k1 = BM25F.k1;
   const weight = lane.weight;
   const data = lane.data;
+  const fields = state.scratch.fields;
   const skips = lane.skips;
   const bounds = lane.bounds;
   const size = lane.size;
@@ -114,53 +116,13 @@ function addNonEssential(state: Ranking, lane: Lane, low: number, count: number)
         previous = ordinal;
         read++;
         const code = v & 3;
-        let title = 0;
-        let tags = 0;
-        let body = code + 1;
-        if (code === 3) {
-          let f = data[at++];
-          if (f >= 128) {
-            f &= 127;
-            let shift = 7;
-            let byte: number;
-            do {
-              byte = data[at++];
-              f |= (byte & 127) << shift;
-              shift += 7;
-            } while (byte >= 128);
-          }
-          body = f >>> 1;
-          if (f & 1) {
-            title = data[at++];
-            if (title >= 128) {
-              title &= 127;
-              let shift = 7;
-              let byte: number;
-              do {
-                byte = data[at++];
-                title |= (byte & 127) << shift;
-                shift += 7;
-              } while (byte >= 128);
-            }
-            tags = data[at++];
-            if (tags >= 128) {
-              tags &= 127;
-              let shift = 7;
-              let byte: number;
-              do {
-                byte = data[at++];
-                tags |= (byte & 127) << shift;
-                shift += 7;
-              } while (byte >= 128);
-            }
-          }
-        }
+        if (code === 3) at = readFieldCounts(data, at, fields);
         if (ordinal < target) continue;
         const o = 3 * ordinal;
         const weighted =
           code !== 3
-            ? 0 + (bodyWeight * body) / (1 - bodyB + (bodyB * lengths[o + 2]) / bodyAverage)
-            : weightedFrequencyOf(title, tags, body, lengths[o], lengths[o + 1], lengths[o + 2], averages);
+            ? 0 + (bodyWeight * (code + 1)) / (1 - bodyB + (bodyB * lengths[o + 2]) / bodyAverage)
+            : weightedFrequencyOf(fields[1], fields[2], fields[0], lengths[o], lengths[o + 1], lengths[o + 2], averages);
         score += weight * ((weighted * (k1 + 1)) / (weighted + k1));
         break;
       }

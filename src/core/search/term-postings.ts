@@ -131,6 +131,45 @@ export class TermPostings {
   }
 }
 
+/**
+ * The counts after a posting's gap when its code is 3 (the layout above):
+ * varint(body · 2 + f), then the title's and the tags' counts when f = 1.
+ * Written to `into` as [body, title, tags]; returns where the next posting
+ * starts. Every reader of the postings decodes them here; only the gap, in
+ * every posting, is decoded inline by each (most postings are body-only: the
+ * gap is all there is).
+ */
+export function readFieldCounts(data: Uint8Array, from: number, into: Int32Array): number {
+  let at = readVarint(data, from, into, 0);
+  const f = into[0];
+  into[0] = f >>> 1;
+  if ((f & 1) === 0) {
+    into[1] = 0;
+    into[2] = 0;
+    return at;
+  }
+  at = readVarint(data, at, into, 1);
+  return readVarint(data, at, into, 2);
+}
+
+/** One varint at `from` into `into[slot]`; returns where the next value starts. */
+function readVarint(data: Uint8Array, from: number, into: Int32Array, slot: number): number {
+  let at = from;
+  let value = data[at++];
+  if (value >= 128) {
+    value &= 127;
+    let shift = 7;
+    let byte: number;
+    do {
+      byte = data[at++];
+      value |= (byte & 127) << shift;
+      shift += 7;
+    } while (byte >= 128);
+  }
+  into[slot] = value;
+  return at;
+}
+
 /** A float32 at least `value` (a bound stays a bound once stored). */
 export function roundUp(value: number): number {
   const stored = Math.fround(value);
@@ -149,6 +188,7 @@ export class PostingCursor {
   tags = 0;
   body = 0;
   private at = 0;
+  private readonly fields = new Int32Array(3);
   /** The block holding the current posting. */
   private block = 0;
   private read = 0;
@@ -181,47 +221,10 @@ export class PostingCursor {
       this.title = 0;
       this.tags = 0;
     } else {
-      let w = data[at++];
-      if (w >= 128) {
-        w &= 127;
-        let shift = 7;
-        let byte: number;
-        do {
-          byte = data[at++];
-          w |= (byte & 127) << shift;
-          shift += 7;
-        } while (byte >= 128);
-      }
-      this.body = w >>> 1;
-      if (w & 1) {
-        let t = data[at++];
-        if (t >= 128) {
-          t &= 127;
-          let shift = 7;
-          let byte: number;
-          do {
-            byte = data[at++];
-            t |= (byte & 127) << shift;
-            shift += 7;
-          } while (byte >= 128);
-        }
-        let g = data[at++];
-        if (g >= 128) {
-          g &= 127;
-          let shift = 7;
-          let byte: number;
-          do {
-            byte = data[at++];
-            g |= (byte & 127) << shift;
-            shift += 7;
-          } while (byte >= 128);
-        }
-        this.title = t;
-        this.tags = g;
-      } else {
-        this.title = 0;
-        this.tags = 0;
-      }
+      at = readFieldCounts(data, at, this.fields);
+      this.body = this.fields[0];
+      this.title = this.fields[1];
+      this.tags = this.fields[2];
     }
     this.at = at;
     this.read++;
