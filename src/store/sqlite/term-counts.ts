@@ -326,12 +326,19 @@ export class SqliteTermCounts {
     this.thread = null;
   }
 
-  /** Folds every log row after terms_seq into search_terms, on this thread; inside a write transaction (or makes one). */
+  /**
+   * Folds every log row after terms_seq into search_terms, on this thread;
+   * inside a write transaction (or makes one). One it makes is IMMEDIATE: a
+   * deferred one reads first, and its write then fails with
+   * SQLITE_BUSY_SNAPSHOT if the fold thread committed in between.
+   */
   fold(): void {
-    this.sqlite.transaction(() => {
-      const prepared = prepareFold(this.s, this.indexed);
-      if (prepared) applyFold(this.s, prepared);
-    })();
+    this.sqlite
+      .transaction(() => {
+        const prepared = prepareFold(this.s, this.indexed);
+        if (prepared) applyFold(this.s, prepared);
+      })
+      .immediate();
     this.folded();
   }
 
