@@ -156,16 +156,21 @@ test("poolOf: the pool with the largest weights, ties to the largest key, ascend
   );
 });
 
-test("long postings (many blocks, removed notes among them): the in-memory lookup still lists what the database path lists", async () => {
+test.each([
+  ["removed notes among them", 300],
+  ["every posting live", 0],
+])("long postings (many blocks, %s): the in-memory lookup still lists what the database path lists", async (_, removedCount) => {
   // Few words, so every list spans many blocks of 128: the newest holders start mid-list (toBlock) and the pool's postings are found by leap.
+  // With no note removed, step 1 reads the newest postings in place (reachNewest), else through NewestPostings.fill.
   let state = 7;
   const next = (n: number) => (state = (state * 1103515245 + 12345) % 2 ** 31) % n;
   const words = ["s1q", "s2q", "s3q", "s4q", "s5q", "s6q", "s7q", "s8q"];
   const text = (n: number) => Array.from({ length: 1 + next(n) }, () => words[next(words.length)]).join(" ");
   const notes = Array.from({ length: 1500 }, () => ({ title: text(3), body: text(12) }));
-  const removed = new Set(Array.from({ length: 300 }, () => next(1500)));
+  const removed = new Set(Array.from({ length: removedCount }, () => next(1500)));
   const { index, source } = corpusOf(notes, removed);
   expect(index.postings("s1q")!.size).toBeGreaterThan(3 * 128);
+  expect(index.postings("s1q")!.notes === index.postings("s1q")!.size).toBe(removedCount === 0);
   for (const [reach, pool] of [[100, 8], [700, 16], [4096, 32], [Infinity, 5], [Infinity, Infinity]]) {
     for (let probe = 0; probe < 10; probe++) {
       // With no bounds every holder is scored: the last posting of every block is leapt to as well.

@@ -4,7 +4,8 @@
 // (maxscore.ts): that ranks with the index's own statistics, and the lookup
 // counts the new note in before it is stored.
 import { BLOCK_SHIFT, PostingCursor, type MemoryIndex, type TermPostings } from "./memory-index.ts";
-import { BLOCK } from "./term-postings.ts";
+import { BLOCK, readFieldCounts } from "./term-postings.ts";
+import type { Fields } from "./analyzer.ts";
 import { ownScore, poolOf, rarestShared, reachPerTerm, similarStats, type SimilarQuery, type SimilarRanking, type SimilarTerm } from "./own-score.ts";
 import { BM25F, saturate, SLACK, TopK, weightedFrequencyOf } from "./ranking.ts";
 
@@ -98,8 +99,10 @@ class ReachLog {
   ordinals: Int32Array;
   shares: Float64Array;
   size = 0;
-  /** Step 1's read of one term's newest holders (scratch). */
+  /** Step 1's read of one term's newest holders when some are removed notes' (scratch). */
   readonly newest = new NewestPostings();
+  /** A posting's counts when it has more than the body's (scratch: readFieldCounts). */
+  readonly fields = new Int32Array(3);
 
   constructor(capacity: number) {
     this.ordinals = new Int32Array(capacity);
@@ -143,6 +146,71 @@ function reachable(candidates: Int32Array, scores: Float64Array, left: number, f
   return [keptCandidates, keptScores];
 }
 
+/**
+ * Step 1 for a list whose postings are all live (no removed note's left):
+ * its newest `take` postings, read on from the block holding the first of
+ * them and scored as they are decoded (each holder's share into `accumulators`
+ * and the log; a holder new to the lookup into `touched`, from `reached` on).
+ * Returns how many holders are touched then. The share is the expression
+ * every scorer computes (ranking.ts: idf · saturate(weightedFrequencyOf(…))),
+ * written out for a posting in the body only (most are) with the same
+ * operations in the same order, so the same float; it is here rather than
+ * through NewestPostings because copying each posting out and reading it back
+ * cost as much as the rest of step 1 (docs/benchmarks.md, "The similar-notes
+ * lookup, step 1 decoded in place").
+ */
+function reachNewest(list: TermPostings, take: number, idf: number, averages: Fields<number>, lengths: Uint32Array, accumulators: Float64Array, touched: Int32Array, reached: number, log: ReachLog): number {
+  const data = list.data;
+  const block = Math.max(0, (list.size - take) >> BLOCK_SHIFT);
+  let at = block > 0 ? list.skips![2 * block - 1] : 0;
+  let ordinal = block > 0 ? list.skips![2 * block - 2] : -1;
+  // Postings of the block before the newest `take`: decoded for their length only.
+  let skip = list.size - (block << BLOCK_SHIFT) - take;
+  const end = list.length;
+  const fields = log.fields;
+  const { b, weights, k1 } = BM25F;
+  const bodyWeight = weights[2];
+  const bodyB = b[2];
+  const bodyAverage = averages[2];
+  const logOrdinals = log.ordinals;
+  const logShares = log.shares;
+  let size = log.size;
+  while (at < end) {
+    let v = data[at++];
+    if (v >= 128) {
+      v &= 127;
+      let shift = 7;
+      let byte: number;
+      do {
+        byte = data[at++];
+        v |= (byte & 127) << shift;
+        shift += 7;
+      } while (byte >= 128);
+    }
+    ordinal += v >>> 2;
+    const code = v & 3;
+    if (code === 3) at = readFieldCounts(data, at, fields);
+    if (skip > 0) {
+      skip--;
+      continue;
+    }
+    const o = 3 * ordinal;
+    // weightedFrequencyOf(0, 0, code + 1, …): its body term alone (0 + x is x).
+    const weighted =
+      code !== 3
+        ? (bodyWeight * (code + 1)) / (1 - bodyB + (bodyB * lengths[o + 2]) / bodyAverage)
+        : weightedFrequencyOf(fields[1], fields[2], fields[0], lengths[o], lengths[o + 1], lengths[o + 2], averages);
+    // saturate(weighted)
+    const share = idf * ((weighted * (k1 + 1)) / (weighted + k1));
+    if (accumulators[ordinal] === 0) touched[reached++] = ordinal;
+    accumulators[ordinal] += share;
+    logOrdinals[size] = ordinal;
+    logShares[size++] = share;
+  }
+  log.size = size;
+  return reached;
+}
+
 /** The lookup on the in-memory postings: what rankSimilar (own-score.ts) answers on the database index. */
 export function rankSimilarInMemory(index: MemoryIndex, { terms, vector, limit, minShare, reach, pool }: SimilarQuery): SimilarRanking {
   // Each term's postings found once (a lookup by its characters), for the statistics and both steps.
@@ -167,6 +235,11 @@ export function rankSimilarInMemory(index: MemoryIndex, { terms, vector, limit, 
     const start = log.size;
     const newest = log.newest;
     const take = takes[i];
+    if (list.notes === list.size) {
+      reached = reachNewest(list, take, term.idf, stats.averages, lengths, accumulators, touched, reached, log);
+      logged.set(term, [start, log.size]);
+      continue;
+    }
     for (let k = newest.fill(list, live, take); k < take; k++) {
       const ordinal = newest.ordinals[k];
       if (accumulators[ordinal] === 0) touched[reached++] = ordinal;
