@@ -6,7 +6,7 @@
 import { BLOCK_SHIFT, PostingCursor, type MemoryIndex, type TermPostings } from "./memory-index.ts";
 import { BLOCK, readFieldCounts } from "./term-postings.ts";
 import type { Fields } from "./analyzer.ts";
-import { ownScore, poolOf, rarestShared, reachPerTerm, similarStats, type SimilarQuery, type SimilarRanking, type SimilarTerm } from "./own-score.ts";
+import { ownScore, poolOf, rarestShared, reachPerTerm, similarStats, type SimilarQuery, type SimilarRanking, type SimilarStats, type SimilarTerm } from "./own-score.ts";
 import { BM25F, saturate, SLACK, TopK, weightedFrequencyOf } from "./ranking.ts";
 
 /** The newest live postings of a term, ascending (newestLive fills it): each holder's ordinal and counts per field. */
@@ -82,13 +82,6 @@ export class NewestPostings {
 }
 
 /**
- * A term's postings are walked whole for the pool when they are at most this
- * many per candidate, else each candidate is leapt to: a leap decodes about
- * half a block of BLOCK postings.
- */
-const WALK_PER_CANDIDATE = 48;
-
-/**
  * What step 1 read, for step 2: each holder reached, term by term (ascending
  * ordinals within a term), with the share it gained. A pool note at or past
  * the first holder a term reached holds the term only if it was reached by
@@ -129,21 +122,6 @@ class ReachLog {
     this.ordinals[this.size] = ordinal;
     this.shares[this.size++] = share;
   }
-}
-
-/** The pool notes (and their partial sums) that may still reach `floor` with `left` more: all of them when none falls short. */
-function reachable(candidates: Int32Array, scores: Float64Array, left: number, floor: number): [Int32Array, Float64Array] {
-  let kept = 0;
-  for (let c = 0; c < candidates.length; c++) if ((scores[c] + left) * SLACK >= floor) kept++;
-  if (kept === candidates.length) return [candidates, scores];
-  const keptCandidates = new Int32Array(kept);
-  const keptScores = new Float64Array(kept);
-  for (let c = 0, at = 0; c < candidates.length; c++) {
-    if ((scores[c] + left) * SLACK < floor) continue;
-    keptCandidates[at] = candidates[c];
-    keptScores[at++] = scores[c];
-  }
-  return [keptCandidates, keptScores];
 }
 
 /**
@@ -250,59 +228,112 @@ export function rankSimilarInMemory(index: MemoryIndex, { terms, vector, limit, 
     }
     logged.set(term, [start, log.size]);
   }
-  let candidates: Int32Array = poolOf(touched, reached, accumulators, pool, (ordinal) => index.keyOf(ordinal));
+  const candidates = poolOf(touched, reached, accumulators, pool, (ordinal) => index.keyOf(ordinal));
+  const reachedShares = Float64Array.from(candidates, (ordinal) => accumulators[ordinal]);
   for (let t = 0; t < reached; t++) accumulators[touched[t]] = 0;
-  if (candidates.length === 0) return { own, ranked: [] };
-  // Step 2: the pool scored exactly, term at a time, summed in query-term order (every scorer's float); terms only the new note holds add nothing.
-  let scores: Float64Array = new Float64Array(candidates.length);
-  // What each term can add to any note at most (saturate() stays under k1 + 1), and so what the terms after the j-th can.
-  const held = stats.query.map((term) => (term.others > 0 ? lists.get(term.term) : undefined));
-  const after = new Float64Array(stats.query.length + 1);
-  for (let j = stats.query.length - 1; j >= 0; j--) {
-    const list = held[j];
-    after[j] = after[j + 1] + (list ? stats.query[j].idf * (BM25F.k1 + 1) : 0);
-  }
-  for (const [j, term] of stats.query.entries()) {
-    const list = held[j];
-    if (!list) continue;
-    // A pool note that cannot reach the floor with every term left at its bound is not read further (nor listed).
-    [candidates, scores] = reachable(candidates, scores, after[j], floor);
-    if (candidates.length === 0) break;
-    const cursor = new PostingCursor(list);
-    const add = (c: number) => {
-      const o = 3 * candidates[c];
-      scores[c] += term.idf * saturate(weightedFrequencyOf(cursor.title, cursor.tags, cursor.body, lengths[o], lengths[o + 1], lengths[o + 2], stats.averages));
-    };
-    // The pool notes from the first holder step 1 reached by this term on: their shares from the log.
-    let readUpTo = candidates.length;
-    const range = logged.get(term);
-    if (range !== undefined) {
-      const [start, end] = range;
-      const first = start < end ? log.ordinals[start] : Infinity;
-      readUpTo = 0;
-      while (readUpTo < candidates.length && candidates[readUpTo] < first) readUpTo++;
-      // Each pool note is found in the term's logged holders by binary search, not by walking them: the pool is short and the log long (in a replay loop the pool is the newest holders, at the log's far end).
-      for (let c = readUpTo, at = start; c < candidates.length && at < end; c++) {
-        const target = candidates[c];
-        let high = end;
-        while (at < high) {
-          const middle = (at + high) >>> 1;
-          if (log.ordinals[middle] < target) at = middle + 1;
-          else high = middle;
-        }
-        if (at < end && log.ordinals[at] === target) scores[c] += log.shares[at++];
-      }
-    }
-    if (readUpTo === 0) continue;
-    if (list.size <= WALK_PER_CANDIDATE * readUpTo) {
-      // A short list (the rarer terms): walked once beside the ascending candidates.
-      for (let c = 0; c < readUpTo && cursor.next(); ) {
-        while (c < readUpTo && candidates[c] < cursor.ordinal) c++;
-        if (c < readUpTo && candidates[c] === cursor.ordinal) add(c++);
-      }
-    } else for (let c = 0; c < readUpTo; c++) if (cursor.leap(candidates[c])) add(c);
-  }
   const top = new TopK(limit);
-  for (let c = 0; c < candidates.length; c++) if (scores[c] >= floor) top.offer(index.keyOf(candidates[c]), scores[c]);
+  if (candidates.length > 0) scorePool(index, stats, lists, log, logged, candidates, reachedShares, floor, top);
   return { own, ranked: top.items };
 }
+
+/**
+ * Step 2: the pool scored exactly, each note's shares summed in query-term
+ * order (every scorer's float), one note at a time in ordinal order; those
+ * reaching the floor are offered to `top` in that order. A note's share for a
+ * term comes from step 1's log when step 1 read the term's holders from below
+ * it (the note holds the term only if it was reached by it: the same float,
+ * the same expression on the same counts), else from the term's postings by a
+ * leap (each term's cursor moves forward only, as the notes ascend). Before its
+ * first leap and after each, a note whose known shares (the sum step 1 gave
+ * it) plus the most each term still to read can add (idf·(k1+1)) cannot reach
+ * the floor, or the top's threshold once it holds `limit`, is dropped: it
+ * could not be listed, and `top` sees the same offers minus ones it would
+ * refuse.
+ */
+function scorePool(
+  index: MemoryIndex,
+  stats: SimilarStats,
+  lists: Map<string, TermPostings | undefined>,
+  log: ReachLog,
+  logged: Map<SimilarTerm, [start: number, end: number]>,
+  candidates: Int32Array,
+  reachedShares: Float64Array,
+  floor: number,
+  top: TopK,
+): void {
+  const lengths = index.lengths;
+  const averages = stats.averages;
+  // Per query term some other note holds, in query order: its cursor, its bound, and its holders in the log ([logAt, logEnd), the first of them `firsts`).
+  const terms: SimilarTerm[] = [];
+  const cursors: PostingCursor[] = [];
+  const bounds: number[] = [];
+  const logAt: number[] = [];
+  const logEnd: number[] = [];
+  const firsts: number[] = [];
+  for (const term of stats.query) {
+    const list = term.others > 0 ? lists.get(term.term) : undefined;
+    if (!list) continue;
+    terms.push(term);
+    cursors.push(new PostingCursor(list));
+    bounds.push(term.idf * (BM25F.k1 + 1));
+    const [start, end] = logged.get(term) ?? [0, 0];
+    logAt.push(start);
+    logEnd.push(end);
+    firsts.push(start < end ? log.ordinals[start] : Infinity);
+  }
+  const m = terms.length;
+  /** Per term for the note at hand: FROM_LOG, TO_READ (its bound counted), or READ (its share in `shares`). */
+  const state = new Uint8Array(m);
+  const shares = new Float64Array(m);
+  for (let c = 0; c < candidates.length; c++) {
+    const ordinal = candidates[c];
+    const level = top.full ? Math.max(floor, top.threshold) : floor;
+    let upper = reachedShares[c];
+    for (let j = 0; j < m; j++) {
+      if (ordinal >= firsts[j]) state[j] = FROM_LOG;
+      else {
+        state[j] = TO_READ;
+        upper += bounds[j];
+      }
+    }
+    if (upper * SLACK < level) continue;
+    let dropped = false;
+    for (let j = 0; j < m && !dropped; j++) {
+      if (state[j] !== TO_READ) continue;
+      const cursor = cursors[j];
+      let share = 0;
+      if (cursor.leap(ordinal)) {
+        const o = 3 * ordinal;
+        share = terms[j].idf * saturate(weightedFrequencyOf(cursor.title, cursor.tags, cursor.body, lengths[o], lengths[o + 1], lengths[o + 2], averages));
+      }
+      shares[j] = share;
+      state[j] = READ;
+      upper = reachedShares[c];
+      for (let k = 0; k < m; k++) upper += state[k] === TO_READ ? bounds[k] : state[k] === READ ? shares[k] : 0;
+      dropped = upper * SLACK < level;
+    }
+    if (dropped) continue;
+    let score = 0;
+    for (let j = 0; j < m; j++) {
+      if (state[j] === READ) {
+        if (shares[j] > 0) score += shares[j];
+        continue;
+      }
+      // Found in the term's logged holders by binary search from where the last note's search ended (the log is long, the pool short).
+      let at = logAt[j];
+      let high = logEnd[j];
+      while (at < high) {
+        const middle = (at + high) >>> 1;
+        if (log.ordinals[middle] < ordinal) at = middle + 1;
+        else high = middle;
+      }
+      logAt[j] = at;
+      if (at < logEnd[j] && log.ordinals[at] === ordinal) score += log.shares[at];
+    }
+    if (score >= floor) top.offer(index.keyOf(ordinal), score);
+  }
+}
+
+const FROM_LOG = 0;
+const TO_READ = 1;
+const READ = 2;
