@@ -9,78 +9,6 @@ import type { Fields } from "./analyzer.ts";
 import { ownScore, poolOf, rarestShared, reachPerTerm, similarStats, type SimilarQuery, type SimilarRanking, type SimilarStats, type SimilarTerm } from "./own-score.ts";
 import { BM25F, saturate, SLACK, TopK, weightedFrequencyOf } from "./ranking.ts";
 
-/** The newest live postings of a term, ascending (newestLive fills it): each holder's ordinal and counts per field. */
-export class NewestPostings {
-  ordinals = new Int32Array(0);
-  titles = new Int32Array(0);
-  tags = new Int32Array(0);
-  bodies = new Int32Array(0);
-  /** One block read ahead of taking its postings newest first. */
-  private readonly block = { ordinals: new Int32Array(BLOCK), titles: new Int32Array(BLOCK), tags: new Int32Array(BLOCK), bodies: new Int32Array(BLOCK) };
-
-  private hold(take: number): void {
-    if (this.ordinals.length >= take) return;
-    const size = Math.max(take, 2 * this.ordinals.length);
-    this.ordinals = new Int32Array(size);
-    this.titles = new Int32Array(size);
-    this.tags = new Int32Array(size);
-    this.bodies = new Int32Array(size);
-  }
-
-  private put(at: number, cursor: PostingCursor): void {
-    this.ordinals[at] = cursor.ordinal;
-    this.titles[at] = cursor.title;
-    this.tags[at] = cursor.tags;
-    this.bodies[at] = cursor.body;
-  }
-
-  /**
-   * The newest `take` live postings of `list` into [start, take) of the
-   * arrays, ascending; returns start (above 0 when fewer are live). When
-   * every posting is live they are the last `take`, read on from the block
-   * holding the first of them. Else (postings of removed notes stay until a
-   * compaction) the blocks are read from the last one back, each once, its
-   * live postings taken newest first until `take`.
-   */
-  fill(list: TermPostings, live: Uint8Array, take: number): number {
-    this.hold(take);
-    const from = (block: number) => {
-      const cursor = new PostingCursor(list);
-      if (block > 0) cursor.toBlock(block);
-      return cursor;
-    };
-    if (list.notes === list.size) {
-      const block = Math.max(0, (list.size - take) >> BLOCK_SHIFT);
-      const cursor = from(block);
-      for (let skip = list.size - (block << BLOCK_SHIFT) - take; skip > 0; skip--) cursor.next();
-      const start = Math.max(0, take - list.size);
-      for (let at = start; at < take && cursor.next(); at++) this.put(at, cursor);
-      return start;
-    }
-    const held = this.block;
-    let start = take;
-    for (let block = (list.size - 1) >> BLOCK_SHIFT; block >= 0 && start > 0; block--) {
-      const cursor = from(block);
-      let read = 0;
-      for (let left = Math.min(BLOCK, list.size - (block << BLOCK_SHIFT)); left > 0 && cursor.next(); left--) {
-        held.ordinals[read] = cursor.ordinal;
-        held.titles[read] = cursor.title;
-        held.tags[read] = cursor.tags;
-        held.bodies[read++] = cursor.body;
-      }
-      for (let r = read - 1; r >= 0 && start > 0; r--) {
-        if (live[held.ordinals[r]] !== 1) continue;
-        start--;
-        this.ordinals[start] = held.ordinals[r];
-        this.titles[start] = held.titles[r];
-        this.tags[start] = held.tags[r];
-        this.bodies[start] = held.bodies[r];
-      }
-    }
-    return start;
-  }
-}
-
 /**
  * What step 1 read, for step 2: each holder reached, term by term (ascending
  * ordinals within a term), with the share it gained. A pool note at or past
@@ -92,10 +20,11 @@ class ReachLog {
   ordinals: Int32Array;
   shares: Float64Array;
   size = 0;
-  /** Step 1's read of one term's newest holders when some are removed notes' (scratch). */
-  readonly newest = new NewestPostings();
   /** A posting's counts when it has more than the body's (scratch: readFieldCounts). */
   readonly fields = new Int32Array(3);
+  /** One block's live postings and their shares, read ahead of taking them newest first (scratch: reachNewestLive). */
+  readonly blockOrdinals = new Int32Array(BLOCK);
+  readonly blockShares = new Float64Array(BLOCK);
 
   constructor(capacity: number) {
     this.ordinals = new Int32Array(capacity);
@@ -109,19 +38,6 @@ class ReachLog {
     log.size = 0;
     return log;
   }
-
-  push(ordinal: number, share: number): void {
-    if (this.size === this.ordinals.length) {
-      const ordinals = new Int32Array(2 * this.size + 16);
-      const shares = new Float64Array(ordinals.length);
-      ordinals.set(this.ordinals);
-      shares.set(this.shares);
-      this.ordinals = ordinals;
-      this.shares = shares;
-    }
-    this.ordinals[this.size] = ordinal;
-    this.shares[this.size++] = share;
-  }
 }
 
 /**
@@ -129,13 +45,9 @@ class ReachLog {
  * its newest `take` postings, read on from the block holding the first of
  * them and scored as they are decoded (each holder's share into `accumulators`
  * and the log; a holder new to the lookup into `touched`, from `reached` on).
- * Returns how many holders are touched then. The share is the expression
- * every scorer computes (ranking.ts: idf · saturate(weightedFrequencyOf(…))),
- * written out for a posting in the body only (most are) with the same
- * operations in the same order, so the same float; it is here rather than
- * through NewestPostings because copying each posting out and reading it back
- * cost as much as the rest of step 1 (docs/benchmarks.md, "The similar-notes
- * lookup, step 1 decoded in place").
+ * Returns how many holders are touched then. Read in place rather than
+ * copied out and read back: that cost as much as the rest of step 1
+ * (docs/benchmarks.md, "The similar-notes lookup at half the CPU").
  */
 function reachNewest(list: TermPostings, take: number, idf: number, averages: Fields<number>, lengths: Uint32Array, accumulators: Float64Array, touched: Int32Array, reached: number, log: ReachLog): number {
   const data = list.data;
@@ -173,12 +85,13 @@ function reachNewest(list: TermPostings, take: number, idf: number, averages: Fi
       continue;
     }
     const o = 3 * ordinal;
-    // weightedFrequencyOf(0, 0, code + 1, …): its body term alone (0 + x is x).
+    // The share idf · saturate(weightedFrequencyOf(…)) as every scorer computes it (ranking.ts), written out for a posting in the body only
+    // (code < 3: body = code + 1; most postings) with the same operations in the same order, so the same float (0 + x is x). Written out
+    // here and in reachNewestLive: a function of its own for it cost this loop a third more.
     const weighted =
       code !== 3
         ? (bodyWeight * (code + 1)) / (1 - bodyB + (bodyB * lengths[o + 2]) / bodyAverage)
         : weightedFrequencyOf(fields[1], fields[2], fields[0], lengths[o], lengths[o + 1], lengths[o + 2], averages);
-    // saturate(weighted)
     const share = idf * ((weighted * (k1 + 1)) / (weighted + k1));
     if (accumulators[ordinal] === 0) touched[reached++] = ordinal;
     accumulators[ordinal] += share;
@@ -186,6 +99,74 @@ function reachNewest(list: TermPostings, take: number, idf: number, averages: Fi
     logShares[size++] = share;
   }
   log.size = size;
+  return reached;
+}
+
+/**
+ * reachNewest for a list holding removed notes' postings (they stay until a
+ * compaction): its newest `take` live postings (`take` at most the live
+ * notes holding the term). The blocks are read from the last one back, each
+ * once, its live postings scored as they are decoded, then taken newest first
+ * into the log from the end of the term's part down, so the part ascends.
+ */
+function reachNewestLive(list: TermPostings, live: Uint8Array, take: number, idf: number, averages: Fields<number>, lengths: Uint32Array, accumulators: Float64Array, touched: Int32Array, reached: number, log: ReachLog): number {
+  const data = list.data;
+  const skips = list.skips;
+  const fields = log.fields;
+  const { b, weights, k1 } = BM25F;
+  const bodyWeight = weights[2];
+  const bodyB = b[2];
+  const bodyAverage = averages[2];
+  const blockOrdinals = log.blockOrdinals;
+  const blockShares = log.blockShares;
+  const logOrdinals = log.ordinals;
+  const logShares = log.shares;
+  const start = log.size;
+  let into = start + take;
+  for (let block = (list.size - 1) >> BLOCK_SHIFT; block >= 0 && into > start; block--) {
+    let at = block > 0 ? skips![2 * block - 1] : 0;
+    let ordinal = block > 0 ? skips![2 * block - 2] : -1;
+    let held = 0;
+    for (let left = Math.min(BLOCK, list.size - (block << BLOCK_SHIFT)); left > 0; left--) {
+      let v = data[at++];
+      if (v >= 128) {
+        v &= 127;
+        let shift = 7;
+        let byte: number;
+        do {
+          byte = data[at++];
+          v |= (byte & 127) << shift;
+          shift += 7;
+        } while (byte >= 128);
+      }
+      ordinal += v >>> 2;
+      const code = v & 3;
+      if (code === 3) at = readFieldCounts(data, at, fields);
+      if (live[ordinal] !== 1) continue;
+      const o = 3 * ordinal;
+      // The share as in reachNewest.
+      const weighted =
+        code !== 3
+          ? (bodyWeight * (code + 1)) / (1 - bodyB + (bodyB * lengths[o + 2]) / bodyAverage)
+          : weightedFrequencyOf(fields[1], fields[2], fields[0], lengths[o], lengths[o + 1], lengths[o + 2], averages);
+      blockOrdinals[held] = ordinal;
+      blockShares[held++] = idf * ((weighted * (k1 + 1)) / (weighted + k1));
+    }
+    for (let r = held - 1; r >= 0 && into > start; r--) {
+      const ordinal = blockOrdinals[r];
+      const share = blockShares[r];
+      if (accumulators[ordinal] === 0) touched[reached++] = ordinal;
+      accumulators[ordinal] += share;
+      logOrdinals[--into] = ordinal;
+      logShares[into] = share;
+    }
+  }
+  // Fewer live than `take` (never, as `take` counts live notes): the part moved down to start at `start`.
+  if (into > start) {
+    logOrdinals.copyWithin(start, into, start + take);
+    logShares.copyWithin(start, into, start + take);
+  }
+  log.size = start + take - (into - start);
   return reached;
 }
 
@@ -211,21 +192,8 @@ export function rankSimilarInMemory(index: MemoryIndex, { terms, vector, limit, 
     const list = takes[i] > 0 ? lists.get(term.term) : undefined;
     if (!list) continue;
     const start = log.size;
-    const newest = log.newest;
-    const take = takes[i];
-    if (list.notes === list.size) {
-      reached = reachNewest(list, take, term.idf, stats.averages, lengths, accumulators, touched, reached, log);
-      logged.set(term, [start, log.size]);
-      continue;
-    }
-    for (let k = newest.fill(list, live, take); k < take; k++) {
-      const ordinal = newest.ordinals[k];
-      if (accumulators[ordinal] === 0) touched[reached++] = ordinal;
-      const o = 3 * ordinal;
-      const share = term.idf * saturate(weightedFrequencyOf(newest.titles[k], newest.tags[k], newest.bodies[k], lengths[o], lengths[o + 1], lengths[o + 2], stats.averages));
-      accumulators[ordinal] += share;
-      log.push(ordinal, share);
-    }
+    if (list.notes === list.size) reached = reachNewest(list, takes[i], term.idf, stats.averages, lengths, accumulators, touched, reached, log);
+    else reached = reachNewestLive(list, live, takes[i], term.idf, stats.averages, lengths, accumulators, touched, reached, log);
     logged.set(term, [start, log.size]);
   }
   const candidates = poolOf(touched, reached, accumulators, pool, (ordinal) => index.keyOf(ordinal));
