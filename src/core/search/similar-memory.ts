@@ -233,7 +233,9 @@ function scorePool(
   const averages = stats.averages;
   // Per query term some other note holds, in query order: its cursor, its bound, and its holders in the log ([logAt, logEnd), the first of them `firsts`).
   const terms: SimilarTerm[] = [];
-  const cursors: PostingCursor[] = [];
+  const termLists: TermPostings[] = [];
+  /** Made at a term's first leap (most terms' shares all come from the log). */
+  const cursors: (PostingCursor | null)[] = [];
   const bounds: number[] = [];
   const logAt: number[] = [];
   const logEnd: number[] = [];
@@ -242,7 +244,8 @@ function scorePool(
     const list = term.others > 0 ? lists.get(term.term) : undefined;
     if (!list) continue;
     terms.push(term);
-    cursors.push(new PostingCursor(list));
+    termLists.push(list);
+    cursors.push(null);
     bounds.push(term.idf * (BM25F.k1 + 1));
     const [start, end] = logged.get(term) ?? [0, 0];
     logAt.push(start);
@@ -268,7 +271,7 @@ function scorePool(
     let dropped = false;
     for (let j = 0; j < m && !dropped; j++) {
       if (state[j] !== TO_READ) continue;
-      const cursor = cursors[j];
+      const cursor = (cursors[j] ??= new PostingCursor(termLists[j]));
       let share = 0;
       if (cursor.leap(ordinal)) {
         const o = 3 * ordinal;
