@@ -102,10 +102,12 @@ export function reachPerTerm(rarest: SimilarTerm[], reach: number): number[] {
 export function poolOf(items: Int32Array, count: number, weights: Float64Array, pool: number, keyOf: (item: number) => number): Int32Array {
   if (count <= pool) return items.slice(0, count).sort();
   const heap = new PoolHeap(pool);
+  const least = leastOfBest(items, count, weights, pool);
   // Last reached first: those are the newest holders of the commonest term reached, so where thousands tie (a replay loop) the newest fill the heap first and the others lose to its top at once.
   for (let i = count - 1; i >= 0; i--) {
     const item = items[i];
     const weight = weights[item];
+    if (weight < least) continue;
     if (heap.size < pool) heap.push(item, weight, keyOf(item));
     else if (weight > heap.weights[0]) heap.replaceTop(item, weight, keyOf(item));
     else if (weight === heap.weights[0]) {
@@ -114,6 +116,40 @@ export function poolOf(items: Int32Array, count: number, weights: Float64Array, 
     }
   }
   return heap.items.sort();
+}
+
+/**
+ * A weight the pool's least reaches: the `pool`-th largest of the first items
+ * (the holders of the rarest terms, reached first, which weigh the most). Any
+ * `pool` items' `pool`-th largest weight is at most the pool's least, so an
+ * item below it is out of the pool without a key read or a heap step.
+ */
+function leastOfBest(items: Int32Array, count: number, weights: Float64Array, pool: number): number {
+  const sample = Math.min(count, 8 * pool);
+  const sampled = new Float64Array(sample);
+  for (let i = 0; i < sample; i++) sampled[i] = weights[items[i]];
+  // Quickselect (Hoare's) for the element of rank sample - pool in ascending order.
+  const rank = sample - pool;
+  let low = 0;
+  let high = sample - 1;
+  while (low < high) {
+    const pivot = sampled[(low + high) >>> 1];
+    let i = low;
+    let j = high;
+    while (i <= j) {
+      while (sampled[i] < pivot) i++;
+      while (sampled[j] > pivot) j--;
+      if (i <= j) {
+        const swap = sampled[i];
+        sampled[i++] = sampled[j];
+        sampled[j--] = swap;
+      }
+    }
+    if (rank <= j) high = j;
+    else if (rank >= i) low = i;
+    else break;
+  }
+  return sampled[rank];
 }
 
 const ranksBelow = (weight: number, key: number, otherWeight: number, otherKey: number): boolean =>

@@ -4,88 +4,10 @@
 // (maxscore.ts): that ranks with the index's own statistics, and the lookup
 // counts the new note in before it is stored.
 import { BLOCK_SHIFT, PostingCursor, type MemoryIndex, type TermPostings } from "./memory-index.ts";
-import { BLOCK } from "./term-postings.ts";
-import { ownScore, poolOf, rarestShared, reachPerTerm, similarStats, type SimilarQuery, type SimilarRanking, type SimilarTerm } from "./own-score.ts";
+import { BLOCK, readFieldCounts } from "./term-postings.ts";
+import type { Fields } from "./analyzer.ts";
+import { ownScore, poolOf, rarestShared, reachPerTerm, similarStats, type SimilarQuery, type SimilarRanking, type SimilarStats, type SimilarTerm } from "./own-score.ts";
 import { BM25F, saturate, SLACK, TopK, weightedFrequencyOf } from "./ranking.ts";
-
-/** The newest live postings of a term, ascending (newestLive fills it): each holder's ordinal and counts per field. */
-export class NewestPostings {
-  ordinals = new Int32Array(0);
-  titles = new Int32Array(0);
-  tags = new Int32Array(0);
-  bodies = new Int32Array(0);
-  /** One block read ahead of taking its postings newest first. */
-  private readonly block = { ordinals: new Int32Array(BLOCK), titles: new Int32Array(BLOCK), tags: new Int32Array(BLOCK), bodies: new Int32Array(BLOCK) };
-
-  private hold(take: number): void {
-    if (this.ordinals.length >= take) return;
-    const size = Math.max(take, 2 * this.ordinals.length);
-    this.ordinals = new Int32Array(size);
-    this.titles = new Int32Array(size);
-    this.tags = new Int32Array(size);
-    this.bodies = new Int32Array(size);
-  }
-
-  private put(at: number, cursor: PostingCursor): void {
-    this.ordinals[at] = cursor.ordinal;
-    this.titles[at] = cursor.title;
-    this.tags[at] = cursor.tags;
-    this.bodies[at] = cursor.body;
-  }
-
-  /**
-   * The newest `take` live postings of `list` into [start, take) of the
-   * arrays, ascending; returns start (above 0 when fewer are live). When
-   * every posting is live they are the last `take`, read on from the block
-   * holding the first of them. Else (postings of removed notes stay until a
-   * compaction) the blocks are read from the last one back, each once, its
-   * live postings taken newest first until `take`.
-   */
-  fill(list: TermPostings, live: Uint8Array, take: number): number {
-    this.hold(take);
-    const from = (block: number) => {
-      const cursor = new PostingCursor(list);
-      if (block > 0) cursor.toBlock(block);
-      return cursor;
-    };
-    if (list.notes === list.size) {
-      const block = Math.max(0, (list.size - take) >> BLOCK_SHIFT);
-      const cursor = from(block);
-      for (let skip = list.size - (block << BLOCK_SHIFT) - take; skip > 0; skip--) cursor.next();
-      const start = Math.max(0, take - list.size);
-      for (let at = start; at < take && cursor.next(); at++) this.put(at, cursor);
-      return start;
-    }
-    const held = this.block;
-    let start = take;
-    for (let block = (list.size - 1) >> BLOCK_SHIFT; block >= 0 && start > 0; block--) {
-      const cursor = from(block);
-      let read = 0;
-      for (let left = Math.min(BLOCK, list.size - (block << BLOCK_SHIFT)); left > 0 && cursor.next(); left--) {
-        held.ordinals[read] = cursor.ordinal;
-        held.titles[read] = cursor.title;
-        held.tags[read] = cursor.tags;
-        held.bodies[read++] = cursor.body;
-      }
-      for (let r = read - 1; r >= 0 && start > 0; r--) {
-        if (live[held.ordinals[r]] !== 1) continue;
-        start--;
-        this.ordinals[start] = held.ordinals[r];
-        this.titles[start] = held.titles[r];
-        this.tags[start] = held.tags[r];
-        this.bodies[start] = held.bodies[r];
-      }
-    }
-    return start;
-  }
-}
-
-/**
- * A term's postings are walked whole for the pool when they are at most this
- * many per candidate, else each candidate is leapt to: a leap decodes about
- * half a block of BLOCK postings.
- */
-const WALK_PER_CANDIDATE = 48;
 
 /**
  * What step 1 read, for step 2: each holder reached, term by term (ascending
@@ -98,8 +20,11 @@ class ReachLog {
   ordinals: Int32Array;
   shares: Float64Array;
   size = 0;
-  /** Step 1's read of one term's newest holders (scratch). */
-  readonly newest = new NewestPostings();
+  /** A posting's counts when it has more than the body's (scratch: readFieldCounts). */
+  readonly fields = new Int32Array(3);
+  /** One block's live postings and their shares, read ahead of taking them newest first (scratch: reachNewestLive). */
+  readonly blockOrdinals = new Int32Array(BLOCK);
+  readonly blockShares = new Float64Array(BLOCK);
 
   constructor(capacity: number) {
     this.ordinals = new Int32Array(capacity);
@@ -113,34 +38,136 @@ class ReachLog {
     log.size = 0;
     return log;
   }
-
-  push(ordinal: number, share: number): void {
-    if (this.size === this.ordinals.length) {
-      const ordinals = new Int32Array(2 * this.size + 16);
-      const shares = new Float64Array(ordinals.length);
-      ordinals.set(this.ordinals);
-      shares.set(this.shares);
-      this.ordinals = ordinals;
-      this.shares = shares;
-    }
-    this.ordinals[this.size] = ordinal;
-    this.shares[this.size++] = share;
-  }
 }
 
-/** The pool notes (and their partial sums) that may still reach `floor` with `left` more: all of them when none falls short. */
-function reachable(candidates: Int32Array, scores: Float64Array, left: number, floor: number): [Int32Array, Float64Array] {
-  let kept = 0;
-  for (let c = 0; c < candidates.length; c++) if ((scores[c] + left) * SLACK >= floor) kept++;
-  if (kept === candidates.length) return [candidates, scores];
-  const keptCandidates = new Int32Array(kept);
-  const keptScores = new Float64Array(kept);
-  for (let c = 0, at = 0; c < candidates.length; c++) {
-    if ((scores[c] + left) * SLACK < floor) continue;
-    keptCandidates[at] = candidates[c];
-    keptScores[at++] = scores[c];
+/**
+ * Step 1 for a list whose postings are all live (no removed note's left):
+ * its newest `take` postings, read on from the block holding the first of
+ * them and scored as they are decoded (each holder's share into `accumulators`
+ * and the log; a holder new to the lookup into `touched`, from `reached` on).
+ * Returns how many holders are touched then. Read in place rather than
+ * copied out and read back: that cost as much as the rest of step 1
+ * (docs/benchmarks.md, "The similar-notes lookup at half the CPU").
+ */
+function reachNewest(list: TermPostings, take: number, idf: number, averages: Fields<number>, lengths: Uint32Array, accumulators: Float64Array, touched: Int32Array, reached: number, log: ReachLog): number {
+  const data = list.data;
+  const block = Math.max(0, (list.size - take) >> BLOCK_SHIFT);
+  let at = block > 0 ? list.skips![2 * block - 1] : 0;
+  let ordinal = block > 0 ? list.skips![2 * block - 2] : -1;
+  // Postings of the block before the newest `take`: decoded for their length only.
+  let skip = list.size - (block << BLOCK_SHIFT) - take;
+  const end = list.length;
+  const fields = log.fields;
+  const { b, weights, k1 } = BM25F;
+  const bodyWeight = weights[2];
+  const bodyB = b[2];
+  const bodyAverage = averages[2];
+  const logOrdinals = log.ordinals;
+  const logShares = log.shares;
+  let size = log.size;
+  while (at < end) {
+    let v = data[at++];
+    if (v >= 128) {
+      v &= 127;
+      let shift = 7;
+      let byte: number;
+      do {
+        byte = data[at++];
+        v |= (byte & 127) << shift;
+        shift += 7;
+      } while (byte >= 128);
+    }
+    ordinal += v >>> 2;
+    const code = v & 3;
+    if (code === 3) at = readFieldCounts(data, at, fields);
+    if (skip > 0) {
+      skip--;
+      continue;
+    }
+    const o = 3 * ordinal;
+    // The share idf · saturate(weightedFrequencyOf(…)) as every scorer computes it (ranking.ts), written out for a posting in the body only
+    // (code < 3: body = code + 1; most postings) with the same operations in the same order, so the same float (0 + x is x). Written out
+    // here and in reachNewestLive: a function of its own for it cost this loop a third more.
+    const weighted =
+      code !== 3
+        ? (bodyWeight * (code + 1)) / (1 - bodyB + (bodyB * lengths[o + 2]) / bodyAverage)
+        : weightedFrequencyOf(fields[1], fields[2], fields[0], lengths[o], lengths[o + 1], lengths[o + 2], averages);
+    const share = idf * ((weighted * (k1 + 1)) / (weighted + k1));
+    if (accumulators[ordinal] === 0) touched[reached++] = ordinal;
+    accumulators[ordinal] += share;
+    logOrdinals[size] = ordinal;
+    logShares[size++] = share;
   }
-  return [keptCandidates, keptScores];
+  log.size = size;
+  return reached;
+}
+
+/**
+ * reachNewest for a list holding removed notes' postings (they stay until a
+ * compaction): its newest `take` live postings (`take` at most the live
+ * notes holding the term). The blocks are read from the last one back, each
+ * once, its live postings scored as they are decoded, then taken newest first
+ * into the log from the end of the term's part down, so the part ascends.
+ */
+function reachNewestLive(list: TermPostings, live: Uint8Array, take: number, idf: number, averages: Fields<number>, lengths: Uint32Array, accumulators: Float64Array, touched: Int32Array, reached: number, log: ReachLog): number {
+  const data = list.data;
+  const skips = list.skips;
+  const fields = log.fields;
+  const { b, weights, k1 } = BM25F;
+  const bodyWeight = weights[2];
+  const bodyB = b[2];
+  const bodyAverage = averages[2];
+  const blockOrdinals = log.blockOrdinals;
+  const blockShares = log.blockShares;
+  const logOrdinals = log.ordinals;
+  const logShares = log.shares;
+  const start = log.size;
+  let into = start + take;
+  for (let block = (list.size - 1) >> BLOCK_SHIFT; block >= 0 && into > start; block--) {
+    let at = block > 0 ? skips![2 * block - 1] : 0;
+    let ordinal = block > 0 ? skips![2 * block - 2] : -1;
+    let held = 0;
+    for (let left = Math.min(BLOCK, list.size - (block << BLOCK_SHIFT)); left > 0; left--) {
+      let v = data[at++];
+      if (v >= 128) {
+        v &= 127;
+        let shift = 7;
+        let byte: number;
+        do {
+          byte = data[at++];
+          v |= (byte & 127) << shift;
+          shift += 7;
+        } while (byte >= 128);
+      }
+      ordinal += v >>> 2;
+      const code = v & 3;
+      if (code === 3) at = readFieldCounts(data, at, fields);
+      if (live[ordinal] !== 1) continue;
+      const o = 3 * ordinal;
+      // The share as in reachNewest.
+      const weighted =
+        code !== 3
+          ? (bodyWeight * (code + 1)) / (1 - bodyB + (bodyB * lengths[o + 2]) / bodyAverage)
+          : weightedFrequencyOf(fields[1], fields[2], fields[0], lengths[o], lengths[o + 1], lengths[o + 2], averages);
+      blockOrdinals[held] = ordinal;
+      blockShares[held++] = idf * ((weighted * (k1 + 1)) / (weighted + k1));
+    }
+    for (let r = held - 1; r >= 0 && into > start; r--) {
+      const ordinal = blockOrdinals[r];
+      const share = blockShares[r];
+      if (accumulators[ordinal] === 0) touched[reached++] = ordinal;
+      accumulators[ordinal] += share;
+      logOrdinals[--into] = ordinal;
+      logShares[into] = share;
+    }
+  }
+  // Fewer live than `take` (never, as `take` counts live notes): the part moved down to start at `start`.
+  if (into > start) {
+    logOrdinals.copyWithin(start, into, start + take);
+    logShares.copyWithin(start, into, start + take);
+  }
+  log.size = start + take - (into - start);
+  return reached;
 }
 
 /** The lookup on the in-memory postings: what rankSimilar (own-score.ts) answers on the database index. */
@@ -165,71 +192,119 @@ export function rankSimilarInMemory(index: MemoryIndex, { terms, vector, limit, 
     const list = takes[i] > 0 ? lists.get(term.term) : undefined;
     if (!list) continue;
     const start = log.size;
-    const newest = log.newest;
-    const take = takes[i];
-    for (let k = newest.fill(list, live, take); k < take; k++) {
-      const ordinal = newest.ordinals[k];
-      if (accumulators[ordinal] === 0) touched[reached++] = ordinal;
-      const o = 3 * ordinal;
-      const share = term.idf * saturate(weightedFrequencyOf(newest.titles[k], newest.tags[k], newest.bodies[k], lengths[o], lengths[o + 1], lengths[o + 2], stats.averages));
-      accumulators[ordinal] += share;
-      log.push(ordinal, share);
-    }
+    if (list.notes === list.size) reached = reachNewest(list, takes[i], term.idf, stats.averages, lengths, accumulators, touched, reached, log);
+    else reached = reachNewestLive(list, live, takes[i], term.idf, stats.averages, lengths, accumulators, touched, reached, log);
     logged.set(term, [start, log.size]);
   }
-  let candidates: Int32Array = poolOf(touched, reached, accumulators, pool, (ordinal) => index.keyOf(ordinal));
+  const candidates = poolOf(touched, reached, accumulators, pool, (ordinal) => index.keyOf(ordinal));
+  const reachedShares = Float64Array.from(candidates, (ordinal) => accumulators[ordinal]);
   for (let t = 0; t < reached; t++) accumulators[touched[t]] = 0;
-  if (candidates.length === 0) return { own, ranked: [] };
-  // Step 2: the pool scored exactly, term at a time, summed in query-term order (every scorer's float); terms only the new note holds add nothing.
-  let scores: Float64Array = new Float64Array(candidates.length);
-  // What each term can add to any note at most (saturate() stays under k1 + 1), and so what the terms after the j-th can.
-  const held = stats.query.map((term) => (term.others > 0 ? lists.get(term.term) : undefined));
-  const after = new Float64Array(stats.query.length + 1);
-  for (let j = stats.query.length - 1; j >= 0; j--) {
-    const list = held[j];
-    after[j] = after[j + 1] + (list ? stats.query[j].idf * (BM25F.k1 + 1) : 0);
-  }
-  for (const [j, term] of stats.query.entries()) {
-    const list = held[j];
-    if (!list) continue;
-    // A pool note that cannot reach the floor with every term left at its bound is not read further (nor listed).
-    [candidates, scores] = reachable(candidates, scores, after[j], floor);
-    if (candidates.length === 0) break;
-    const cursor = new PostingCursor(list);
-    const add = (c: number) => {
-      const o = 3 * candidates[c];
-      scores[c] += term.idf * saturate(weightedFrequencyOf(cursor.title, cursor.tags, cursor.body, lengths[o], lengths[o + 1], lengths[o + 2], stats.averages));
-    };
-    // The pool notes from the first holder step 1 reached by this term on: their shares from the log.
-    let readUpTo = candidates.length;
-    const range = logged.get(term);
-    if (range !== undefined) {
-      const [start, end] = range;
-      const first = start < end ? log.ordinals[start] : Infinity;
-      readUpTo = 0;
-      while (readUpTo < candidates.length && candidates[readUpTo] < first) readUpTo++;
-      // Each pool note is found in the term's logged holders by binary search, not by walking them: the pool is short and the log long (in a replay loop the pool is the newest holders, at the log's far end).
-      for (let c = readUpTo, at = start; c < candidates.length && at < end; c++) {
-        const target = candidates[c];
-        let high = end;
-        while (at < high) {
-          const middle = (at + high) >>> 1;
-          if (log.ordinals[middle] < target) at = middle + 1;
-          else high = middle;
-        }
-        if (at < end && log.ordinals[at] === target) scores[c] += log.shares[at++];
-      }
-    }
-    if (readUpTo === 0) continue;
-    if (list.size <= WALK_PER_CANDIDATE * readUpTo) {
-      // A short list (the rarer terms): walked once beside the ascending candidates.
-      for (let c = 0; c < readUpTo && cursor.next(); ) {
-        while (c < readUpTo && candidates[c] < cursor.ordinal) c++;
-        if (c < readUpTo && candidates[c] === cursor.ordinal) add(c++);
-      }
-    } else for (let c = 0; c < readUpTo; c++) if (cursor.leap(candidates[c])) add(c);
-  }
   const top = new TopK(limit);
-  for (let c = 0; c < candidates.length; c++) if (scores[c] >= floor) top.offer(index.keyOf(candidates[c]), scores[c]);
+  if (candidates.length > 0) scorePool(index, stats, lists, log, logged, candidates, reachedShares, floor, top);
   return { own, ranked: top.items };
 }
+
+/**
+ * Step 2: the pool scored exactly, each note's shares summed in query-term
+ * order (every scorer's float), one note at a time in ordinal order; those
+ * reaching the floor are offered to `top` in that order. A note's share for a
+ * term comes from step 1's log when step 1 read the term's holders from below
+ * it (the note holds the term only if it was reached by it: the same float,
+ * the same expression on the same counts), else from the term's postings by a
+ * leap (each term's cursor moves forward only, as the notes ascend). Before its
+ * first leap and after each, a note whose known shares (the sum step 1 gave
+ * it) plus the most each term still to read can add (idf·(k1+1)) cannot reach
+ * the floor, or the top's threshold once it holds `limit`, is dropped: it
+ * could not be listed, and `top` sees the same offers minus ones it would
+ * refuse.
+ */
+function scorePool(
+  index: MemoryIndex,
+  stats: SimilarStats,
+  lists: Map<string, TermPostings | undefined>,
+  log: ReachLog,
+  logged: Map<SimilarTerm, [start: number, end: number]>,
+  candidates: Int32Array,
+  reachedShares: Float64Array,
+  floor: number,
+  top: TopK,
+): void {
+  const lengths = index.lengths;
+  const averages = stats.averages;
+  // Per query term some other note holds, in query order: its cursor, its bound, and its holders in the log ([logAt, logEnd), the first of them `firsts`).
+  const terms: SimilarTerm[] = [];
+  const termLists: TermPostings[] = [];
+  /** Made at a term's first leap (most terms' shares all come from the log). */
+  const cursors: (PostingCursor | null)[] = [];
+  const bounds: number[] = [];
+  const logAt: number[] = [];
+  const logEnd: number[] = [];
+  const firsts: number[] = [];
+  for (const term of stats.query) {
+    const list = term.others > 0 ? lists.get(term.term) : undefined;
+    if (!list) continue;
+    terms.push(term);
+    termLists.push(list);
+    cursors.push(null);
+    bounds.push(term.idf * (BM25F.k1 + 1));
+    const [start, end] = logged.get(term) ?? [0, 0];
+    logAt.push(start);
+    logEnd.push(end);
+    firsts.push(start < end ? log.ordinals[start] : Infinity);
+  }
+  const m = terms.length;
+  /** Per term for the note at hand: FROM_LOG, TO_READ (its bound counted), or READ (its share in `shares`). */
+  const state = new Uint8Array(m);
+  const shares = new Float64Array(m);
+  for (let c = 0; c < candidates.length; c++) {
+    const ordinal = candidates[c];
+    const level = top.full ? Math.max(floor, top.threshold) : floor;
+    let upper = reachedShares[c];
+    for (let j = 0; j < m; j++) {
+      if (ordinal >= firsts[j]) state[j] = FROM_LOG;
+      else {
+        state[j] = TO_READ;
+        upper += bounds[j];
+      }
+    }
+    if (upper * SLACK < level) continue;
+    let dropped = false;
+    for (let j = 0; j < m && !dropped; j++) {
+      if (state[j] !== TO_READ) continue;
+      const cursor = (cursors[j] ??= new PostingCursor(termLists[j]));
+      let share = 0;
+      if (cursor.leap(ordinal)) {
+        const o = 3 * ordinal;
+        share = terms[j].idf * saturate(weightedFrequencyOf(cursor.title, cursor.tags, cursor.body, lengths[o], lengths[o + 1], lengths[o + 2], averages));
+      }
+      shares[j] = share;
+      state[j] = READ;
+      upper = reachedShares[c];
+      for (let k = 0; k < m; k++) upper += state[k] === TO_READ ? bounds[k] : state[k] === READ ? shares[k] : 0;
+      dropped = upper * SLACK < level;
+    }
+    if (dropped) continue;
+    let score = 0;
+    for (let j = 0; j < m; j++) {
+      if (state[j] === READ) {
+        if (shares[j] > 0) score += shares[j];
+        continue;
+      }
+      // Found in the term's logged holders by binary search from where the last note's search ended (the log is long, the pool short).
+      let at = logAt[j];
+      let high = logEnd[j];
+      while (at < high) {
+        const middle = (at + high) >>> 1;
+        if (log.ordinals[middle] < ordinal) at = middle + 1;
+        else high = middle;
+      }
+      logAt[j] = at;
+      if (at < logEnd[j] && log.ordinals[at] === ordinal) score += log.shares[at];
+    }
+    if (score >= floor) top.offer(index.keyOf(ordinal), score);
+  }
+}
+
+const FROM_LOG = 0;
+const TO_READ = 1;
+const READ = 2;
