@@ -100,6 +100,28 @@ forEachEngine((engine) => {
       expect(similar.map((s) => s.id)).toEqual(ids.slice(0, 3));
     });
 
+    test("notes equally close are listed by net score, then newest, however many tie", async () => {
+      const word = unique("tv");
+      // The same words in another order: the same score for the final note's words, five ways tied.
+      const titles = [`Varnish purge ${word} banlist`, `purge Varnish banlist ${word}`, `banlist ${word} Varnish purge`, `${word} banlist purge Varnish`, `Varnish banlist purge ${word}`];
+      const body = `A ban on ${word} objects lingers in the banlist until every cached object was tested.`;
+      const ids: string[] = [];
+      for (const title of titles) {
+        const res = await post(alice, title, body);
+        expectStatus(res, 201);
+        ids.push(res.data.id);
+      }
+      const carol = await register(server.url);
+      const vote = async (who: Contributor, id: string) => expectStatus(await call(server.url, "POST", `/v1/posts/${id}/vote`, { key: who.key, json: { vote: "up" } }), 200);
+      await vote(bob, ids[1]);
+      await vote(carol, ids[1]);
+      await vote(bob, ids[3]);
+      const res = await post(bob, `Varnish purge banlist ${word}`, body);
+      expectStatus(res, 201);
+      // Net score 2, then 1, then the newest of those at 0.
+      expect((res.data.similar as any[]).map((s) => s.id)).toEqual([ids[1], ids[3], ids[4]]);
+    });
+
     test("a deleted note is never listed", async () => {
       const word = unique("dd");
       const gone = await post(alice, `Docker build cache ${word} invalidated`, `COPY . before npm install ${word} invalidates the cache on every change.`);
