@@ -7,6 +7,10 @@
 //      `binary=PATH` runs another build, e.g. main's, beside this one)
 //     [--lua FILE]   (only write the wrk script)
 //     [--warmup 1]   (seconds of uncounted writes first, other notes: the route's first request compiles its handler, ~0.3-0.9 s)
+// A variant's `cwd=DIR` runs its server in DIR; by default it runs in a temp
+// directory, as a deployed server does: a build that finds a module by a path
+// relative to the working directory (the fold thread's worker did, up to
+// w18e) would otherwise find the source tree's file when run from the repo.
 // For every two variants that differ by one setting, the same-run ratio of
 // their rates is printed: what that setting costs a write.
 // Each round runs on a fresh copy of the directory's database (so every round
@@ -73,7 +77,7 @@ function cpuOf(pid: number): { all: number; main: number } {
 }
 
 async function round(port: number, variant: Record<string, string>): Promise<Figures & { ms: number; cpuAll: number; cpuMain: number }> {
-  const { binary: chosen, ...settings } = variant;
+  const { binary: chosen, cwd, ...settings } = variant;
   const copy = join(work, `copy-${port}`);
   rmSync(copy, { recursive: true, force: true });
   mkdirSync(copy, { mode: 0o700 });
@@ -82,7 +86,7 @@ async function round(port: number, variant: Record<string, string>): Promise<Fig
   Object.assign(env, settings);
   const memoryOff = settings.SEARCH_MEMORY_MB === "0";
   const started = performance.now();
-  const server = Bun.spawn([chosen ?? binary, "serve"], { env, stdout: "pipe", stderr: "inherit" });
+  const server = Bun.spawn([chosen ?? binary, "serve"], { env, cwd: cwd ?? work, stdout: "pipe", stderr: "inherit" });
   let exited = false;
   void server.exited.then(() => (exited = true));
   let log = "";
