@@ -8,7 +8,8 @@
 // snapshot, so the counts it sees are exact.
 import type { Database } from "bun:sqlite";
 import { tierOf, TIERS } from "../../core/search/ranking.ts";
-import { forEachTerm, readLengths } from "../../core/search/vector.ts";
+import { TermTable } from "../../core/search/term-table.ts";
+import { forEachTermAt, readLengths } from "../../core/search/vector.ts";
 import { netChanges } from "../search-follower.ts";
 import { FoldThread } from "./fold-thread.ts";
 import { passColumns, type FtsFollower, type RememberedRows } from "./fts-follow.ts";
@@ -58,6 +59,75 @@ interface LogRow {
 /** Per term, the change of its count per tier. */
 type Deltas = Map<string, number[]>;
 
+/**
+ * The change of the counts per (term, tier) while a fold or a read parses
+ * log rows: terms found by their characters in the stored vector (a
+ * TermTable), so a term seen before costs no string of its own and no Map
+ * lookup by a new string; the counts in one typed array by term id. A Map
+ * from a new string per term occurrence was most of the fold thread's CPU
+ * (docs/benchmarks.md, "Writes of ~2 KB notes, sixth round").
+ */
+class TermDeltas {
+  private readonly table = new TermTable();
+  /** Each term by id, as one string made when first seen. */
+  readonly terms: string[] = [];
+  private counts = new Int32Array(TIERS * 1024);
+
+  /** The term `text.slice(start, end)`'s count in `tier` moves by `sign`; its id. */
+  bumpIn(text: string, start: number, end: number, tier: number, sign: number): number {
+    let id = this.table.getIn(text, start, end);
+    if (id < 0) {
+      id = this.terms.length;
+      const term = text.slice(start, end);
+      this.table.add(term, id);
+      this.terms.push(term);
+      if ((id + 1) * TIERS > this.counts.length) {
+        const grown = new Int32Array(2 * this.counts.length);
+        grown.set(this.counts);
+        this.counts = grown;
+      }
+    }
+    this.counts[id * TIERS + tier] += sign;
+    return id;
+  }
+
+  bump(term: string, tier: number, sign: number): void {
+    this.bumpIn(term, 0, term.length, tier, sign);
+  }
+
+  /** Per term, its change per tier (terms whose changes net to 0 included). */
+  toMap(): Deltas {
+    const map: Deltas = new Map();
+    this.terms.forEach((term, id) => map.set(term, Array.from(this.counts.subarray(id * TIERS, (id + 1) * TIERS))));
+    return map;
+  }
+
+  /** The non-zero changes as [term, tier, change] in (term, tier) order, and whether one is negative. */
+  changes(): { changes: (string | number)[][]; removes: boolean } {
+    const terms = this.terms;
+    const order = terms.map((_, id) => id).sort((a, b) => (terms[a] < terms[b] ? -1 : terms[a] > terms[b] ? 1 : 0));
+    const changes: (string | number)[][] = [];
+    let removes = false;
+    for (const id of order) {
+      for (let tier = 0; tier < TIERS; tier++) {
+        const change = this.counts[id * TIERS + tier];
+        if (change !== 0) changes.push([terms[id], tier, change]);
+        if (change < 0) removes = true;
+      }
+    }
+    return { changes, removes };
+  }
+}
+
+/** A term's counts per field, reused for every tierOf call of a parse (one array, not one per term). */
+const fieldCounts: [number, number, number] = [0, 0, 0];
+const tierOfCounts = (title: number, tags: number, body: number, lengths: [number, number, number]): number => {
+  fieldCounts[0] = title;
+  fieldCounts[1] = tags;
+  fieldCounts[2] = body;
+  return tierOf(fieldCounts, lengths);
+};
+
 function prepare(sqlite: Database) {
   return {
     folded: sqlite.query<{ seq: number }, []>("SELECT terms_seq AS seq FROM search_totals"),
@@ -103,25 +173,21 @@ export interface PreparedFold {
  * snapshot), or the terms remembered for it when that row added them.
  * Changes of consecutive ranges of rows add up.
  */
-function deltasOf(s: Statements, rows: LogRow[], remembered: Remembered, columns?: RememberedRows): Deltas {
-  const deltas: Deltas = new Map();
-  const bump = (term: string, tier: number, sign: number) => {
-    let perTier = deltas.get(term);
-    if (!perTier) deltas.set(term, (perTier = new Array<number>(TIERS).fill(0)));
-    perTier[tier] += sign;
-  };
+function deltasOf(s: Statements, rows: LogRow[], remembered: Remembered, columns?: RememberedRows): TermDeltas {
+  const deltas = new TermDeltas();
   const count = (vector: string, sign: number) => {
     const lengths = readLengths(vector);
-    forEachTerm(vector, (term, title, tags, body) => bump(term, tierOf([title, tags, body], lengths), sign));
+    forEachTermAt(vector, (start, end, title, tags, body) => deltas.bumpIn(vector, start, end, tierOfCounts(title, tags, body, lengths), sign));
   };
   const lastRow = new Map(rows.map((row) => [row.pk, row.seq]));
+  const tiers = Array.from({ length: TIERS }, () => [] as string[]);
   for (const [pk, change] of netChanges(rows.map((row) => ({ key: row.pk, removed: row.removed })))) {
     if (change.firstRemoved !== null) count(change.firstRemoved, -1);
     if (!change.added) continue;
     const known = remembered.get(pk);
     if (known?.seq === lastRow.get(pk)) {
       known!.termsByTier.forEach((inTier, tier) => {
-        for (const term of inTier) bump(term, tier, 1);
+        for (const term of inTier) deltas.bump(term, tier, 1);
       });
       continue;
     }
@@ -131,13 +197,12 @@ function deltasOf(s: Statements, rows: LogRow[], remembered: Remembered, columns
       count(vector, 1);
       continue;
     }
-    // The same pass over the vector gives the note's FTS5 columns (fts-follow.ts, ftsColumns).
+    // The same pass over the vector gives the note's FTS5 columns (fts-follow.ts, ftsColumns), of the terms' strings made once.
     const lengths = readLengths(vector);
-    const tiers = Array.from({ length: TIERS }, () => [] as string[]);
-    forEachTerm(vector, (term, title, tags, body) => {
-      const tier = tierOf([title, tags, body], lengths);
-      bump(term, tier, 1);
-      tiers[tier].push(term);
+    for (const inTier of tiers) inTier.length = 0;
+    forEachTermAt(vector, (start, end, title, tags, body) => {
+      const tier = tierOfCounts(title, tags, body, lengths);
+      tiers[tier].push(deltas.terms[deltas.bumpIn(vector, start, end, tier, 1)]);
     });
     columns.set(pk, { seq: lastRow.get(pk)!, columns: tiers.map((terms) => terms.join(" ")) });
   }
@@ -149,16 +214,7 @@ function prepareFold(s: Statements, remembered: Remembered, columns?: Remembered
   const from = s.folded.get()!.seq;
   const rows = s.pendingAfter.all(from);
   if (rows.length === 0) return null;
-  const deltas = deltasOf(s, rows, remembered, columns);
-  const changes: (string | number)[][] = [];
-  let removes = false;
-  for (const term of [...deltas.keys()].sort()) {
-    const perTier = deltas.get(term)!;
-    for (let tier = 0; tier < TIERS; tier++) {
-      if (perTier[tier] !== 0) changes.push([term, tier, perTier[tier]]);
-      if (perTier[tier] < 0) removes = true;
-    }
-  }
+  const { changes, removes } = deltasOf(s, rows, remembered, columns).changes();
   return { from, upTo: rows[rows.length - 1].seq, json: JSON.stringify(changes), removes };
 }
 
@@ -362,7 +418,7 @@ export class SqliteTermCounts {
     if (!keep || !cache || cache.folded !== folded) cache = { folded, upTo: folded, deltas: new Map() };
     const rows = this.s.pendingAfter.all(cache.upTo);
     if (rows.length > 0) {
-      for (const [term, change] of deltasOf(this.s, rows, this.indexed)) {
+      for (const [term, change] of deltasOf(this.s, rows, this.indexed).toMap()) {
         const perTier = cache.deltas.get(term);
         if (!perTier) cache.deltas.set(term, change);
         else for (let tier = 0; tier < TIERS; tier++) perTier[tier] += change[tier];
