@@ -156,6 +156,9 @@ const SKIPPED_RULES = new Set(["@secretlint/secretlint-rule-filter-comments"]);
  * - basicauth, database-connection-string: every match holds "://".
  * - slack: its tokens open with xox or xapp-; its webhook (blind to case)
  *   holds "://".
+ * - npm: on a note (its file path is /note.txt) only its npm_ token pattern
+ *   runs; privatekey: its block's header; the other rules: the prefix their
+ *   one pattern (grafana: two) opens with.
  */
 export const RULE_TRIGGERS: Record<string, string[]> = {
   "@secretlint/secretlint-rule-sendgrid": ["SG."],
@@ -166,6 +169,24 @@ export const RULE_TRIGGERS: Record<string, string[]> = {
   "@secretlint/secretlint-rule-github": ["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"],
   "@secretlint/secretlint-rule-slack": ["xox", "xapp-", "://"],
   "@secretlint/secretlint-rule-hashicorp-vault": ["hvs.", "hvb.", "hvr."],
+  "@secretlint/secretlint-rule-npm": ["npm_"],
+  "@secretlint/secretlint-rule-privatekey": ["-----BEGIN"],
+  "@secretlint/secretlint-rule-openai": ["T3BlbkFJ"],
+  "@secretlint/secretlint-rule-anthropic": ["sk-ant-api0"],
+  "@secretlint/secretlint-rule-groq": ["gsk_"],
+  "@secretlint/secretlint-rule-huggingface": ["hf_"],
+  "@secretlint/secretlint-rule-linear": ["lin_api_"],
+  "@secretlint/secretlint-rule-shopify": ["shppa_", "shpca_", "shpat_", "shpss_"],
+  "@secretlint/secretlint-rule-stripe": ["k_live_", "k_test_"],
+  "@secretlint/secretlint-rule-1password": ["ops_"],
+  "@secretlint/secretlint-rule-vercel": ["vcp_", "vci_", "vca_", "vcr_", "vck_"],
+  "@secretlint/secretlint-rule-databricks": ["dapi"],
+  "@secretlint/secretlint-rule-docker": ["dckr_pat_"],
+  "@secretlint/secretlint-rule-figma": ["figd_"],
+  "@secretlint/secretlint-rule-cloudflare": ["cfk_", "cfut_", "cfat_"],
+  "@secretlint/secretlint-rule-tailscale": ["tskey-"],
+  "@secretlint/secretlint-rule-gitlab": ["glpat-"],
+  "@secretlint/secretlint-rule-grafana": ["glc_", "glsa_"],
 };
 
 interface PresetRule {

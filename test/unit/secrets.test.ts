@@ -82,6 +82,28 @@ describe("rule triggers (a rule skipped when its literal is absent)", () => {
       String.raw`/(?<!\p{L})hvb\.[A-Za-z0-9_-]{138,300}(?![A-Za-z0-9_-])/gu`,
       String.raw`/(?<!\p{L})hvr\.[A-Za-z0-9_-]{90,120}(?![A-Za-z0-9_-])/gu`,
     ],
+    // On a note only the npm_ pattern runs: the others are for package.json and .npmrc files.
+    "@secretlint/secretlint-rule-npm": [String.raw`/(?<!\p{L})npm_[A-Za-z0-9_]{36}(?![A-Za-z0-9_])/gu`, "isPackageFile(source.filePath)", "isNpmrc(source.filePath)"],
+    "@secretlint/secretlint-rule-privatekey": [String.raw`const PEM_CONTENT_PATTERN = /-----BEGIN[ ]?`],
+    "@secretlint/secretlint-rule-openai": [String.raw`/sk-(?:proj|svcacct|admin)-(?:[A-Za-z0-9_-]{74}|[A-Za-z0-9_-]{58})T3BlbkFJ(?:[A-Za-z0-9_-]{74}|[A-Za-z0-9_-]{58})\b|sk-[a-zA-Z0-9]{20}T3BlbkFJ[a-zA-Z0-9]{20}/g`],
+    "@secretlint/secretlint-rule-anthropic": [String.raw`/(?<!\p{L})sk-ant-api0\d-[A-Za-z0-9_-]{90,128}AA(?![A-Za-z0-9_-])/gu`],
+    "@secretlint/secretlint-rule-groq": [String.raw`/(?<!\p{L})gsk_[a-zA-Z0-9]{52}(?![a-zA-Z0-9])/gu`],
+    "@secretlint/secretlint-rule-huggingface": [String.raw`/(?<!\p{L})hf_[a-zA-Z]{34}(?![a-zA-Z])/gu`],
+    "@secretlint/secretlint-rule-linear": [String.raw`/(?<!\p{L})lin_api_[a-zA-Z0-9_]{32,128}(?![a-zA-Z0-9_])/gu`],
+    "@secretlint/secretlint-rule-shopify": [String.raw`/(?<!\p{L})(shppa|shpca|shpat|shpss)_[a-zA-Z0-9]{32,64}(?![a-zA-Z0-9])/gu`],
+    "@secretlint/secretlint-rule-stripe": [String.raw`/(?<!\p{L})(?<prefix>sk_live|sk_test|rk_live|rk_test)_[a-zA-Z0-9]{24,99}(?![a-zA-Z0-9])/gu`],
+    "@secretlint/secretlint-rule-1password": [String.raw`/(?<!\p{L})ops_(ey[A-Za-z0-9+/=]{100,1280}fQ={0,2})(?![A-Za-z0-9+/=])/gu`],
+    "@secretlint/secretlint-rule-vercel": [String.raw`/(?<!\p{L})(?<prefix>vcp|vci|vca|vcr|vck)_[A-Za-z0-9]{20,60}(?![A-Za-z0-9])/gu`],
+    "@secretlint/secretlint-rule-databricks": [String.raw`/(?<!\p{L})dapi[A-Fa-f0-9]{32}(?:-[0-9])?(?![A-Fa-f0-9])/gu`],
+    "@secretlint/secretlint-rule-docker": [String.raw`/(?<!\p{L})dckr_pat_[a-zA-Z0-9_-]{27}(?![a-zA-Z0-9_-])/gu`],
+    "@secretlint/secretlint-rule-figma": [String.raw`/(?<!\p{L})figd_[A-Za-z0-9_-]{40,200}(?![A-Za-z0-9_-])/gu`],
+    "@secretlint/secretlint-rule-cloudflare": [String.raw`/(?<!\p{L})(?<prefix>cfk|cfut|cfat)_[A-Za-z0-9]{40}[0-9a-f]{8}(?![A-Za-z0-9])/gu`],
+    "@secretlint/secretlint-rule-tailscale": [String.raw`/(?<!\p{L})tskey-(?<type>[a-z]{2,20})-[0-9A-Za-z_]{8,40}-[0-9A-Za-z_]{16,60}(?![0-9A-Za-z_])/gu`],
+    "@secretlint/secretlint-rule-gitlab": [String.raw`/(?<!\p{L})glpat-[A-Za-z0-9_-]{20,128}(?![A-Za-z0-9_-])/gu`, "const patterns = [GITLAB_PERSONAL_ACCESS_TOKEN_PATTERN];"],
+    "@secretlint/secretlint-rule-grafana": [
+      String.raw`/(?<!\p{L})glc_[A-Za-z0-9+/]{32,400}={0,2}(?![A-Za-z0-9+/=])/gu`,
+      String.raw`/(?<!\p{L})glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}(?![A-Fa-f0-9])/gu`,
+    ],
   };
   test("the preset is the version the triggers were read from, and holds their patterns", () => {
     const version = JSON.parse(readFileSync(join(presetFile, "../../package.json"), "utf8")).version;
@@ -112,6 +134,14 @@ describe("rule triggers (a rule skipped when its literal is absent)", () => {
       `vault login hvs.${fill(95, 4)}`,
       `gho_${fill(36, 2)} and github_pat_${fill(82, 5)}`,
       `jdbc:mysql://app:Hq7xP2vL9mQ@db.internal/app`,
+      `OPENAI_API_KEY=sk-${fill(20, 1)}T3BlbkFJ${fill(20, 2)}`,
+      `key sk-ant-api03-${fill(93, 3)}AA`,
+      `GROQ gsk_${fill(52, 4)} and hf_${"abcdefghijklmnopqrstuvwxyzABCDEFGH"} lin_api_${fill(40, 5)}`,
+      `shpat_${"0123456789abcdef".repeat(2)} sk_live_${fill(30, 6)} rk_test_${fill(30, 7)}`,
+      `vcp_${fill(30, 8)} dapi${"0123456789abcdef".repeat(2)} dckr_pat_${fill(27, 9)} figd_${fill(45, 1)}`,
+      `cfut_${fill(40, 2)}0123abcd tskey-auth-${fill(12, 3)}-${fill(20, 4)} glpat-${fill(20, 5)}`,
+      `glc_${fill(40, 6)}== glsa_${fill(32, 7)}_0123abcd npm_${fill(36, 8)}`,
+      `-----BEGIN PRIVATE KEY-----\n${fill(64)}\n${fill(64, 1)}\n-----END PRIVATE KEY-----`,
     ];
     for (const text of texts) expect([text, scanner.find(text)]).toEqual([text, everyRule.find(text)]);
   });
