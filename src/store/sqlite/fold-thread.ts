@@ -16,6 +16,7 @@
 // worker cannot start or fails, the writer folds (and makes the FTS5 passes)
 // on its own thread again.
 import type { FoldReply, FoldRequest } from "./fold-worker.ts";
+import type { WrittenVectors } from "./term-counts.ts";
 import { WORKER, type WriteTurn } from "./write-turn.ts";
 
 /** The worker's module, an entry point of its own in the executable (build-common.ts). */
@@ -89,13 +90,18 @@ export class FoldThread {
     worker.postMessage(request);
   }
 
-  /** Asks for a fold of what is committed when the worker reads; nothing while one is being prepared. */
-  request(): void {
-    if (!this.running || this.inFlight) return;
+  /**
+   * Asks for a fold of what is committed when the worker reads, with the
+   * stored vectors of committed notes this process wrote (so the worker need
+   * not read them back); nothing while one is being prepared. Whether it was asked.
+   */
+  request(written?: WrittenVectors): boolean {
+    if (!this.running || this.inFlight) return false;
     this.inFlight = true;
     this.deadline = setTimeout(() => this.stop(), PREPARE_TIMEOUT_MS);
     this.deadline.unref?.();
-    this.post(this.worker!, { prepare: true });
+    this.post(this.worker!, { prepare: true, written });
+    return true;
   }
 
   private answered(reply: FoldReply): void {

@@ -49,6 +49,8 @@ export const THREAD_FOLD_FACTOR = 4;
  * (docs/benchmarks.md, "Writes of ~2 KB notes, fifth round").
  */
 export const THREAD_FOLD_TERMS = 100_000;
+/** Characters of written vectors kept for the fold thread at most (writtenForThread): ~8 MB, a few folds' worth of ~2 KB notes. */
+const WRITTEN_CHARS_MAX = 4_000_000;
 
 interface LogRow {
   seq: number;
@@ -156,6 +158,13 @@ type Statements = ReturnType<typeof prepare>;
 /** Per key, the terms by tier of a note indexed by this process, with the log row that added it (SqliteTermCounts.indexed). */
 type Remembered = Map<number, { seq: number; termsByTier: string[][] }>;
 
+/**
+ * Per key, the stored vector of a note this process wrote, with the log row
+ * that added it: committed writes only, handed to the fold thread with its
+ * request (SqliteTermCounts.committed), so that it need not read them back.
+ */
+export type WrittenVectors = Map<number, { seq: number; vector: string }>;
+
 /** A fold made ready in one read snapshot: the change of the counts by the log rows (from, upTo], as the upsert's argument. */
 export interface PreparedFold {
   from: number;
@@ -173,7 +182,7 @@ export interface PreparedFold {
  * snapshot), or the terms remembered for it when that row added them.
  * Changes of consecutive ranges of rows add up.
  */
-function deltasOf(s: Statements, rows: LogRow[], remembered: Remembered, columns?: RememberedRows): TermDeltas {
+function deltasOf(s: Statements, rows: LogRow[], remembered: Remembered, columns?: RememberedRows, written?: WrittenVectors): TermDeltas {
   const deltas = new TermDeltas();
   const count = (vector: string, sign: number) => {
     const lengths = readLengths(vector);
@@ -191,7 +200,9 @@ function deltasOf(s: Statements, rows: LogRow[], remembered: Remembered, columns
       });
       continue;
     }
-    const vector = s.vectorOf.get(pk)?.vector;
+    // Trusted only when that row is the key's last in the read: a committed log row's seq is never taken again.
+    const own = written?.get(pk);
+    const vector = own !== undefined && own.seq === lastRow.get(pk) ? own.vector : s.vectorOf.get(pk)?.vector;
     if (vector === undefined) continue;
     if (columns === undefined) {
       count(vector, 1);
@@ -210,11 +221,11 @@ function deltasOf(s: Statements, rows: LogRow[], remembered: Remembered, columns
 }
 
 /** The fold of every log row after terms_seq, made ready; inside a transaction (its snapshot), or null when none is pending. */
-function prepareFold(s: Statements, remembered: Remembered, columns?: RememberedRows): PreparedFold | null {
+function prepareFold(s: Statements, remembered: Remembered, columns?: RememberedRows, written?: WrittenVectors): PreparedFold | null {
   const from = s.folded.get()!.seq;
   const rows = s.pendingAfter.all(from);
   if (rows.length === 0) return null;
-  const { changes, removes } = deltasOf(s, rows, remembered, columns).changes();
+  const { changes, removes } = deltasOf(s, rows, remembered, columns, written).changes();
   return { from, upTo: rows[rows.length - 1].seq, json: JSON.stringify(changes), removes };
 }
 
@@ -254,7 +265,7 @@ const FTS_PASS_TERMS = THREAD_FOLD_TERMS;
  * snapshot. Its commits empty the writer's page cache, so there are few
  * (docs/benchmarks.md, "Writes of ~2 KB notes, fifth round").
  */
-export function foldWriter(sqlite: Database, turn: WriteTurn, fts?: FtsFollower): () => FoldOutcome {
+export function foldWriter(sqlite: Database, turn: WriteTurn, fts?: FtsFollower): (written?: WrittenVectors) => FoldOutcome {
   const s = prepare(sqlite);
   const none: Remembered = new Map();
   // Each in a short snapshot of its own: a long read holds back the WAL's checkpoint and restart.
@@ -267,11 +278,11 @@ export function foldWriter(sqlite: Database, turn: WriteTurn, fts?: FtsFollower)
       turn.give(WORKER);
     }
   };
-  return () => {
+  return (written) => {
     // When the FTS5 index has followed the log as far as the counts (the thread moves both, one after the other), the
     // fold's parse of the notes' vectors also gives their FTS5 columns, and its rows are the pass's.
     const foldColumns: RememberedRows = new Map();
-    const [fold, ftsFrom] = sqlite.transaction(() => [prepareFold(s, none, fts ? foldColumns : undefined), fts?.followed() ?? -1] as const)();
+    const [fold, ftsFrom] = sqlite.transaction(() => [prepareFold(s, none, fts ? foldColumns : undefined, written), fts?.followed() ?? -1] as const)();
     const outcome: FoldOutcome = { prepared: fold, applied: false, ftsRows: 0 };
     if (fold !== null) outcome.applied = inTurn(() => applyFold(s, fold));
     const withFold = fold !== null && ftsFrom === fold.from ? { upTo: fold.upTo, added: [], more: false } : null;
@@ -325,6 +336,12 @@ export class SqliteTermCounts {
   private thread: FoldThread | null = null;
   /** Folds applied from the thread (for tests and benches). */
   threadFolds = 0;
+  /** While the thread runs: the stored vectors this process wrote in the batch being written, then committed ones not handed over yet. */
+  private batchVectors: WrittenVectors = new Map();
+  private committedVectors: WrittenVectors = new Map();
+  private committedChars = 0;
+  /** The thread is due a fold request: posted after the batch that logged the row commits, with the vectors written. */
+  private requestDue = false;
 
   /** Whether `added` keeps the terms it is given (not while the fold thread runs): the caller need not make them otherwise. */
   get remembersTerms(): boolean {
@@ -343,6 +360,7 @@ export class SqliteTermCounts {
 
   /** A write that indexed notes was rolled back: their keys may be taken by other notes, so none of the remembered terms is trusted. */
   forget(): void {
+    this.batchVectors.clear();
     this.indexed.clear();
     this.pending = null;
   }
@@ -354,9 +372,41 @@ export class SqliteTermCounts {
     const every = this.thread?.running ? this.foldEvery * THREAD_FOLD_FACTOR : this.foldEvery;
     const everyTerms = this.thread?.running ? THREAD_FOLD_TERMS : FOLD_TERMS;
     if (seq - this.foldHint < every && this.termsSinceFold < everyTerms) return;
-    if (this.thread?.running) return this.thread.request();
+    if (this.thread?.running) {
+      if (this.sqlite.inTransaction) this.requestDue = true;
+      else this.requestFold();
+      return;
+    }
     this.thread ??= this.startThread();
     this.fold();
+  }
+
+  /**
+   * A note's stored vector was logged at `seq` inside the batch being
+   * written: handed to the fold thread once the batch commits, so that its
+   * fold need not read the vector back from the file (the reads were about
+   * a third of its CPU under a write load: docs/benchmarks.md, "Writes of
+   * ~2 KB notes, sixth round"). Up to WRITTEN_CHARS_MAX characters wait;
+   * the thread reads any others.
+   */
+  writtenForThread(pk: number, seq: number, vector: string): void {
+    if (!this.thread?.running || this.committedChars + vector.length > WRITTEN_CHARS_MAX) return;
+    this.batchVectors.set(pk, { seq, vector });
+    this.committedChars += vector.length;
+  }
+
+  /** After a batch's COMMIT: its vectors can be trusted; a fold due is requested now, with them. */
+  committed(): void {
+    for (const [pk, written] of this.batchVectors) this.committedVectors.set(pk, written);
+    this.batchVectors.clear();
+    if (this.requestDue) this.requestFold();
+  }
+
+  private requestFold(): void {
+    this.requestDue = false;
+    if (!this.thread?.request(this.committedVectors)) return;
+    this.committedVectors = new Map();
+    this.committedChars = 0;
   }
 
   /** The fold thread on this store's file (none for a database in memory, or when a worker cannot start). */
