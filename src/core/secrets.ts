@@ -205,7 +205,12 @@ interface Finding {
  */
 export class SecretScanner {
   private found: Finding[] = [];
-  private readonly files: { triggers: string[] | null; file: (source: unknown) => void }[] = [];
+  /**
+   * Each preset rule with its triggers (null: it always runs), those holding
+   * an underscore apart: most do, and prose seldom holds one, so a text
+   * without "_" is searched for none of them (one search instead of ~30).
+   */
+  private readonly files: { triggers: { plain: string[]; underscored: string[] } | null; file: (source: unknown) => void }[] = [];
 
   /** `triggers: false`: every preset rule runs on every text (to check that the triggers change no answer). */
   constructor(options: { triggers?: boolean } = {}) {
@@ -220,7 +225,12 @@ export class SecretScanner {
         ignore: () => {},
       };
       const handlers = rule.create(context, RULE_OPTIONS[rule.meta.id] ?? {});
-      if (handlers.file) this.files.push({ triggers: (triggered && RULE_TRIGGERS[rule.meta.id]) || null, file: handlers.file });
+      const triggers = (triggered && RULE_TRIGGERS[rule.meta.id]) || null;
+      if (!handlers.file) continue;
+      this.files.push({
+        triggers: triggers && { plain: triggers.filter((t) => !t.includes("_")), underscored: triggers.filter((t) => t.includes("_")) },
+        file: handlers.file,
+      });
     }
   }
 
@@ -235,8 +245,10 @@ export class SecretScanner {
     }
     this.found = [];
     const source = { content: text, filePath: "/note.txt", ext: ".txt", contentType: "text" };
+    const underscore = text.includes("_");
+    const holds = (trigger: string) => text.includes(trigger);
     for (const { triggers, file } of this.files) {
-      if (triggers && !triggers.some((trigger) => text.includes(trigger))) continue;
+      if (triggers && !triggers.plain.some(holds) && !(underscore && triggers.underscored.some(holds))) continue;
       try {
         file(source);
       } catch {
