@@ -66,8 +66,8 @@ type Deltas = Map<string, number[]>;
  * log rows: terms found by their characters in the stored vector (a
  * TermTable), so a term seen before costs no string of its own and no Map
  * lookup by a new string; the counts in one typed array by term id. A Map
- * from a new string per term occurrence was most of the fold thread's CPU
- * (docs/benchmarks.md, "Writes of ~2 KB notes, sixth round").
+ * looked up by a new string per term occurrence was most of the time a fold
+ * took to prepare (docs/benchmarks.md, "Writes of ~2 KB notes, sixth round").
  */
 class TermDeltas {
   private readonly table = new TermTable();
@@ -384,10 +384,10 @@ export class SqliteTermCounts {
   /**
    * A note's stored vector was logged at `seq` inside the batch being
    * written: handed to the fold thread once the batch commits, so that its
-   * fold need not read the vector back from the file (the reads were about
-   * a third of its CPU under a write load: docs/benchmarks.md, "Writes of
-   * ~2 KB notes, sixth round"). Up to WRITTEN_CHARS_MAX characters wait;
-   * the thread reads any others.
+   * fold need not read the vector back from the file, whose page cache every
+   * commit of the writer empties (docs/benchmarks.md, "Writes of ~2 KB
+   * notes, sixth round"). Up to WRITTEN_CHARS_MAX characters wait; the
+   * thread reads any others.
    */
   writtenForThread(pk: number, seq: number, vector: string): void {
     if (!this.thread?.running || this.committedChars + vector.length > WRITTEN_CHARS_MAX) return;
