@@ -38,7 +38,7 @@ const EMBEDDED_WORKER = "./store/sqlite/fold-worker.js";
  * (docs/benchmarks.md, "Writes of ~2 KB notes, sixth round";
  * test/api/binary.test.ts runs the executable from another directory).
  */
-export function workerSpecifier(url = import.meta.url): string {
+function workerSpecifier(url = import.meta.url): string {
   const embedded = url.includes("/$bunfs/") || url.includes("~BUN");
   return new URL(embedded ? EMBEDDED_WORKER : "./fold-worker.ts", url).href;
 }
