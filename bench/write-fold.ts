@@ -2,10 +2,11 @@
 // (docs/benchmarks.md, "Writes of ~2 KB notes, fifth round"): on a copy of the
 // directory's database, N head-heavy notes are written with no fold and no
 // FTS5 pass, then `foldWriter` (term-counts.ts) folds them and makes their
-// FTS5 rows, as the fold thread does; printed: the time it held the write
-// turn in all (the writer's batches wait that long) and at once at most, its
-// read snapshot's time before (with the 1 ms it lets the writer in), and the
-// same for an FTS5 pass alone over N more notes.
+// FTS5 rows, as the fold thread does (given the notes' vectors as the writer
+// hands them over, "sixth round"); printed: the time it held the write turn
+// in all (the writer's batches wait that long) and at once at most, its read
+// snapshot's time before (with the 1 ms it lets the writer in), the fold's
+// CPU, and the same for an FTS5 pass alone over N more notes.
 //   bun bench/write-fold.ts --dir /tmp/h100k [--sizes 512,1024,2048] [--rounds 2]
 import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
