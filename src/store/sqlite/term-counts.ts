@@ -400,11 +400,17 @@ export class SqliteTermCounts {
     for (const [pk, written] of this.batchVectors) this.committedVectors.set(pk, written);
     this.batchVectors.clear();
     if (this.requestDue) this.requestFold();
+    // A thread that stopped (it failed) needs none: the writer folds again.
+    if (this.committedChars > 0 && !this.thread?.running) this.handedOver();
   }
 
   private requestFold(): void {
     this.requestDue = false;
-    if (!this.thread?.request(this.committedVectors)) return;
+    // Not asked while a fold is in flight: the vectors wait for the next request.
+    if (this.thread?.request(this.committedVectors)) this.handedOver();
+  }
+
+  private handedOver(): void {
     this.committedVectors = new Map();
     this.committedChars = 0;
   }
