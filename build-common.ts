@@ -1,6 +1,6 @@
 // What build.ts (this platform) and release.ts (every platform) share: the
 // compile options, and the commit stamped into `cairn version`.
-import { FOLD_WORKER_ENTRY } from "./src/store/sqlite/fold-thread.ts";
+import { BUILD_ROOT, FOLD_WORKER_ENTRY } from "./src/store/sqlite/fold-thread.ts";
 
 /** The checked-out commit (with "-dirty" when the tree has changes), or "unknown" outside git. */
 export function buildCommit(): string {
@@ -14,6 +14,8 @@ export async function compile(options: { outfile: string; commit: string; target
   const result = await Bun.build({
     // The fold thread's worker is an entry point of its own (src/store/sqlite/fold-thread.ts names it).
     entrypoints: ["./src/main.ts", FOLD_WORKER_ENTRY],
+    // Named: the worker is found in the executable by its path under the root (fold-thread.ts, workerSpecifier).
+    root: BUILD_ROOT,
     compile: options.target ? { outfile: options.outfile, target: options.target } : { outfile: options.outfile },
     minify: true,
     target: "bun",

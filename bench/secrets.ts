@@ -9,6 +9,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { SecretScanner } from "../src/core/secrets.ts";
+import { headNote } from "./headheavy.ts";
 import { EVAL_DIR } from "./quality/collection.ts";
 
 const argv = process.argv.slice(2);
@@ -165,4 +166,32 @@ for (const hit of hits) {
   const around = hit.excerpt.replace(/\s+/g, " ");
   const at = around.search(/:\/\/[^\s]*:[^\s]*@|AKIA|eyJ|-----BEGIN|Password=|AIza|sk_|xox|gh[pousr]_|SG\./i);
   console.log(`- ${hit.id} (${hit.field}, ${hit.kind}): …${around.slice(Math.max(0, at - 60), at + 100)}…`);
+}
+
+// The rule triggers (src/core/secrets.ts, RULE_TRIGGERS) change no answer: the scanner against one that runs every
+// preset rule on every text, over the generated credentials, the webmasters notes and ~2 KB head-heavy notes (the
+// writes bench's), and what each costs a note, in alternating rounds (least of 5).
+const everyRule = new SecretScanner({ triggers: false });
+const bodies = Array.from({ length: 400 }, (_, i) => headNote("cairn-writes", i));
+const texts = [
+  ...generated.map((g) => g.text),
+  ...PASSING,
+  ...docs.flatMap((doc) => [doc.title, doc.body, ...doc.tags]),
+  ...bodies.flatMap((note) => [note.title, note.body, ...note.tags]),
+];
+const differ = texts.filter((text) => scanner.find(text) !== everyRule.find(text));
+console.log(`\nrule triggers: ${texts.length} texts, answers that differ from every rule run on every text: ${differ.length}`);
+for (const text of differ.slice(0, 5)) console.log(`- differs: ${text.slice(0, 200)}`);
+const costOf = (s: SecretScanner, notes: { title: string; body: string; tags: string[] }[]) => {
+  const started = performance.now();
+  for (const note of notes) for (const text of [note.title, note.body, ...note.tags]) s.find(text);
+  return ((performance.now() - started) * 1000) / notes.length;
+};
+for (const [name, notes] of [["head-heavy ~2 KB notes", bodies], ["webmasters notes", docs.slice(0, 3000)]] as const) {
+  const best = { triggers: Infinity, every: Infinity };
+  for (let round = 0; round < 5; round++) {
+    best.triggers = Math.min(best.triggers, costOf(scanner, notes));
+    best.every = Math.min(best.every, costOf(everyRule, notes));
+  }
+  console.log(`${name}: ${best.triggers.toFixed(1)} µs a note with the triggers, ${best.every.toFixed(1)} with every rule run (least of 5 rounds)`);
 }

@@ -7,11 +7,15 @@
 //      `binary=PATH` runs another build, e.g. main's, beside this one)
 //     [--lua FILE]   (only write the wrk script)
 //     [--warmup 1]   (seconds of uncounted writes first, other notes: the route's first request compiles its handler, ~0.3-0.9 s)
+// A variant's `cwd=DIR` runs its server in DIR; by default it runs in a temp
+// directory, as a deployed server does: a build that finds a module by a path
+// relative to the working directory (the fold thread's worker did, up to
+// w18e) would otherwise find the source tree's file when run from the repo.
 // For every two variants that differ by one setting, the same-run ratio of
 // their rates is printed: what that setting costs a write.
 // Each round runs on a fresh copy of the directory's database (so every round
 // starts from the same notes), after the server has built its postings.
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { headNote } from "./headheavy.ts";
@@ -63,17 +67,25 @@ if (args.lua) {
 }
 
 const work = mkdtempSync(join(tmpdir(), "cairn-writes-"));
-/** CPU time of a process (all threads) and of its main thread, in µs, from /proc (ticks of 10 ms). */
-function cpuOf(pid: number): { all: number; main: number } {
+/** CPU time of a process (all threads), of its main thread and of each of its worker threads (by thread id), in µs, from /proc (ticks of 10 ms). */
+function cpuOf(pid: number): { all: number; main: number; workers: Map<string, number> } {
   const ticks = (file: string) => {
     const fields = readFileSync(file, "utf8").split(") ")[1].split(" ");
     return (Number(fields[11]) + Number(fields[12])) * 10_000;
   };
-  return { all: ticks(`/proc/${pid}/stat`), main: ticks(`/proc/${pid}/task/${pid}/stat`) };
+  const workers = new Map<string, number>();
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      if (readFileSync(`/proc/${pid}/task/${task}/comm`, "utf8").trim() === "Worker") workers.set(task, ticks(`/proc/${pid}/task/${task}/stat`));
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return { all: ticks(`/proc/${pid}/stat`), main: ticks(`/proc/${pid}/task/${pid}/stat`), workers };
 }
 
-async function round(port: number, variant: Record<string, string>): Promise<Figures & { ms: number; cpuAll: number; cpuMain: number }> {
-  const { binary: chosen, ...settings } = variant;
+async function round(port: number, variant: Record<string, string>): Promise<Figures & { ms: number; cpuAll: number; cpuMain: number; cpuWorkers: number[] }> {
+  const { binary: chosen, cwd, ...settings } = variant;
   const copy = join(work, `copy-${port}`);
   rmSync(copy, { recursive: true, force: true });
   mkdirSync(copy, { mode: 0o700 });
@@ -82,7 +94,7 @@ async function round(port: number, variant: Record<string, string>): Promise<Fig
   Object.assign(env, settings);
   const memoryOff = settings.SEARCH_MEMORY_MB === "0";
   const started = performance.now();
-  const server = Bun.spawn([chosen ?? binary, "serve"], { env, stdout: "pipe", stderr: "inherit" });
+  const server = Bun.spawn([chosen ?? binary, "serve"], { env, cwd: cwd ?? work, stdout: "pipe", stderr: "inherit" });
   let exited = false;
   void server.exited.then(() => (exited = true));
   let log = "";
@@ -106,7 +118,9 @@ async function round(port: number, variant: Record<string, string>): Promise<Fig
   server.kill("SIGTERM");
   await server.exited;
   rmSync(copy, { recursive: true, force: true });
-  return { ...figures, ms, cpuAll: (after.all - before.all) / notes, cpuMain: (after.main - before.main) / notes };
+  // The worker threads (the fold thread, the checkpointer), busiest first: each one's CPU a note over the counted seconds.
+  const cpuWorkers = [...after.workers].map(([task, cpu]) => (cpu - (before.workers.get(task) ?? 0)) / notes).sort((a, b) => b - a);
+  return { ...figures, ms, cpuAll: (after.all - before.all) / notes, cpuMain: (after.main - before.main) / notes, cpuWorkers };
 }
 
 /**
@@ -121,7 +135,7 @@ function freePort(): number {
   return port;
 }
 
-const figures: (Figures & { cpuAll: number; cpuMain: number })[][] = variants.map(() => []);
+const figures: (Figures & { cpuAll: number; cpuMain: number; cpuWorkers: number[] })[][] = variants.map(() => []);
 for (let r = 0; r < rounds; r++) {
   for (const [v, variant] of variants.entries()) figures[v].push(await round(freePort(), variant.settings));
 }
@@ -133,10 +147,10 @@ const median = (values: number[]) => {
   return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 };
 console.log(`\n${dir}: POST /v1/posts of head-heavy notes (~${Math.round(averageBytes)} bytes of JSON), wrk -t2 -c${connections} -d${duration}s after ${warmup} s of warm-up, ${rounds} rounds alternating, load ${(await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" ")}, ${new Date().toISOString()}`);
-console.log("| settings | notes/s by round | median | p50 ms | p99 ms | non-2xx | server CPU µs a note by round (main thread) |\n|---|---|---|---|---|---|---|");
+console.log("| settings | notes/s by round | median | p50 ms | p99 ms | non-2xx | server CPU µs a note by round (main thread) | worker threads' CPU µs a note by round, busiest first |\n|---|---|---|---|---|---|---|---|");
 for (const [v, variant] of variants.entries()) {
   const f = figures[v];
-  console.log(`| ${variant.name} | ${list(f.map((x) => x.rps))} | ${median(f.map((x) => x.rps)).toFixed(0)} | ${list(f.map((x) => x.p50), 1)} | ${list(f.map((x) => x.p99), 1)} | ${f.reduce((s, x) => s + x.non2xx, 0)} | ${f.map((x) => `${x.cpuAll.toFixed(0)} (${x.cpuMain.toFixed(0)})`).join(", ")} |`);
+  console.log(`| ${variant.name} | ${list(f.map((x) => x.rps))} | ${median(f.map((x) => x.rps)).toFixed(0)} | ${list(f.map((x) => x.p50), 1)} | ${list(f.map((x) => x.p99), 1)} | ${f.reduce((s, x) => s + x.non2xx, 0)} | ${f.map((x) => `${x.cpuAll.toFixed(0)} (${x.cpuMain.toFixed(0)})`).join(", ")} | ${f.map((x) => x.cpuWorkers.map((w) => w.toFixed(0)).join("+") || "none").join(", ")} |`);
 }
 // A pair (with, without) where `without` is `with` plus one setting: that setting turns something off.
 for (const [a, withIt] of variants.entries()) {

@@ -141,15 +141,52 @@ const SKIPPED_RULES = new Set(["@secretlint/secretlint-rule-filter-comments"]);
 
 /**
  * Preset rules run only on text holding one of their triggers: literals that
- * every match of the rule's pattern contains (case as in the pattern), so
- * skipping the rule otherwise gives the same answers. These two rules'
- * patterns open with a Unicode look-behind that V8 tries at every position:
- * they were most of the scan's time on a long note (docs/benchmarks.md).
- * test/unit/secrets.test.ts checks the pinned preset still has these patterns.
+ * every match of the rule's patterns contains (case as in the pattern; a
+ * pattern blind to case gets a trigger without letters), so skipping the rule
+ * otherwise gives the same answers. Most of these patterns open with a
+ * look-behind or an optional group that the regex engine tries at every
+ * position of the text: the rules cost ~1-5 µs each on a ~2 KB note even
+ * when nothing matches (docs/benchmarks.md, "The secret scan's own rules" and
+ * "Writes of ~2 KB notes, sixth round"). Read from the pinned preset's
+ * patterns; test/unit/secrets.test.ts checks they are still its patterns.
+ * - aws: access key ids open with one of nine prefixes; the secret key's
+ *   pattern holds SECRET, secret or Secret. Its third pattern (account ids)
+ *   has no trigger here: its finding is no credential (KIND_OF_MESSAGE maps
+ *   it to null), so running it or not never changes the answer.
+ * - basicauth, database-connection-string: every match holds "://".
+ * - slack: its tokens open with xox or xapp-; its webhook (blind to case)
+ *   holds "://".
+ * - npm: on a note (its file path is /note.txt) only its npm_ token pattern
+ *   runs; privatekey: its block's header; the other rules: the prefix their
+ *   one pattern (grafana: two) opens with.
  */
 export const RULE_TRIGGERS: Record<string, string[]> = {
   "@secretlint/secretlint-rule-sendgrid": ["SG."],
   "@secretlint/secretlint-rule-notion": ["ntn_"],
+  "@secretlint/secretlint-rule-aws": ["A3T", "AKIA", "AGPA", "AIDA", "AROA", "AIPA", "ANPA", "ANVA", "ASIA", "ecret", "ECRET"],
+  "@secretlint/secretlint-rule-basicauth": ["://"],
+  "@secretlint/secretlint-rule-database-connection-string": ["://"],
+  "@secretlint/secretlint-rule-github": ["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"],
+  "@secretlint/secretlint-rule-slack": ["xox", "xapp-", "://"],
+  "@secretlint/secretlint-rule-hashicorp-vault": ["hvs.", "hvb.", "hvr."],
+  "@secretlint/secretlint-rule-npm": ["npm_"],
+  "@secretlint/secretlint-rule-privatekey": ["-----BEGIN"],
+  "@secretlint/secretlint-rule-openai": ["T3BlbkFJ"],
+  "@secretlint/secretlint-rule-anthropic": ["sk-ant-api0"],
+  "@secretlint/secretlint-rule-groq": ["gsk_"],
+  "@secretlint/secretlint-rule-huggingface": ["hf_"],
+  "@secretlint/secretlint-rule-linear": ["lin_api_"],
+  "@secretlint/secretlint-rule-shopify": ["shppa_", "shpca_", "shpat_", "shpss_"],
+  "@secretlint/secretlint-rule-stripe": ["k_live_", "k_test_"],
+  "@secretlint/secretlint-rule-1password": ["ops_"],
+  "@secretlint/secretlint-rule-vercel": ["vcp_", "vci_", "vca_", "vcr_", "vck_"],
+  "@secretlint/secretlint-rule-databricks": ["dapi"],
+  "@secretlint/secretlint-rule-docker": ["dckr_pat_"],
+  "@secretlint/secretlint-rule-figma": ["figd_"],
+  "@secretlint/secretlint-rule-cloudflare": ["cfk_", "cfut_", "cfat_"],
+  "@secretlint/secretlint-rule-tailscale": ["tskey-"],
+  "@secretlint/secretlint-rule-gitlab": ["glpat-"],
+  "@secretlint/secretlint-rule-grafana": ["glc_", "glsa_"],
 };
 
 interface PresetRule {
@@ -168,9 +205,16 @@ interface Finding {
  */
 export class SecretScanner {
   private found: Finding[] = [];
-  private readonly files: { triggers: string[] | null; file: (source: unknown) => void }[] = [];
+  /**
+   * Each preset rule with its triggers (null: it always runs), those holding
+   * an underscore apart: most do, and prose seldom holds one, so a text
+   * without "_" is searched for none of them (one search instead of ~30).
+   */
+  private readonly files: { triggers: { plain: string[]; underscored: string[] } | null; file: (source: unknown) => void }[] = [];
 
-  constructor() {
+  /** `triggers: false`: every preset rule runs on every text (to check that the triggers change no answer). */
+  constructor(options: { triggers?: boolean } = {}) {
+    const triggered = options.triggers ?? true;
     for (const rule of presetRules as unknown as PresetRule[]) {
       if (SKIPPED_RULES.has(rule.meta.id)) continue;
       const context = {
@@ -181,7 +225,12 @@ export class SecretScanner {
         ignore: () => {},
       };
       const handlers = rule.create(context, RULE_OPTIONS[rule.meta.id] ?? {});
-      if (handlers.file) this.files.push({ triggers: RULE_TRIGGERS[rule.meta.id] ?? null, file: handlers.file });
+      const triggers = (triggered && RULE_TRIGGERS[rule.meta.id]) || null;
+      if (!handlers.file) continue;
+      this.files.push({
+        triggers: triggers && { plain: triggers.filter((t) => !t.includes("_")), underscored: triggers.filter((t) => t.includes("_")) },
+        file: handlers.file,
+      });
     }
   }
 
@@ -196,8 +245,10 @@ export class SecretScanner {
     }
     this.found = [];
     const source = { content: text, filePath: "/note.txt", ext: ".txt", contentType: "text" };
+    const underscore = text.includes("_");
+    const holds = (trigger: string) => text.includes(trigger);
     for (const { triggers, file } of this.files) {
-      if (triggers && !triggers.some((trigger) => text.includes(trigger))) continue;
+      if (triggers && !triggers.plain.some(holds) && !(underscore && triggers.underscored.some(holds))) continue;
       try {
         file(source);
       } catch {

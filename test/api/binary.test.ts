@@ -2,7 +2,7 @@
 // the same contract end to end, with the migrations and FTS5 embedded, and the
 // operator verbs of the same binary working against the running server.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { statSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import { BINARY, ROOT, startServer, type RunningServer } from "../helpers/server.ts";
 import {
   API_KEY,
@@ -155,4 +155,36 @@ describe("dist/cairn admin against the running binary server", () => {
     expect(server.logs()).toContain("stopped");
     server = undefined as unknown as RunningServer;
   });
+});
+
+describe("dist/cairn's worker threads", () => {
+  // The fold thread's worker is an entry point of its own in the executable
+  // (fold-thread.ts, workerSpecifier). Its source path, resolved against the
+  // working directory, loaded nowhere but in the repository, so a deployed
+  // server folded on its serving thread without a word. Run from its data
+  // directory (startServer), the executable must start it: after the first
+  // fold (FOLD_EVERY log rows) and the checkpointer's start (its first
+  // batches), two worker threads run. Linux only (/proc).
+  test.skipIf(process.platform !== "linux")("the fold thread starts from the executable run outside the repository", async () => {
+    const own = await startServer({ binary: true, env: { POSTS_PER_HOUR: "0", SIMILAR_NOTES: "0", LOG_LEVEL: "warn" } });
+    try {
+      const author = await register(own.url);
+      const write = async (from: number, to: number) => {
+        for (let i = from; i < to; i += 8) {
+          await Promise.all(Array.from({ length: 8 }, (_, j) => createNote(own.url, author.key, { title: `Fold thread note ${i + j}`, body: `Cairn and tarn ${i + j}.` })));
+        }
+      };
+      const workers = () =>
+        readdirSync(`/proc/${own.proc.pid}/task`).filter((task) => readFileSync(`/proc/${own.proc.pid}/task/${task}/comm`, "utf8").trim() === "Worker").length;
+      await write(0, 600);
+      const deadline = Date.now() + 10_000;
+      while (workers() < 2 && Date.now() < deadline) await Bun.sleep(50);
+      // A worker that failed to load lives for a moment before it is ended: both must still run after more writes.
+      await Bun.sleep(500);
+      await write(600, 700);
+      expect(workers()).toBe(2);
+    } finally {
+      await own.stop();
+    }
+  }, 60_000);
 });

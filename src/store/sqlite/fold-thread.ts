@@ -16,20 +16,31 @@
 // worker cannot start or fails, the writer folds (and makes the FTS5 passes)
 // on its own thread again.
 import type { FoldReply, FoldRequest } from "./fold-worker.ts";
+import type { WrittenVectors } from "./term-counts.ts";
 import { WORKER, type WriteTurn } from "./write-turn.ts";
 
-/** The worker's module as the executable names it: its entry point in build-common.ts. */
+/** The worker's module, an entry point of its own in the executable (build-common.ts). */
 export const FOLD_WORKER_ENTRY = "./src/store/sqlite/fold-worker.ts";
+/**
+ * Where the executable embeds it: build-common.ts compiles with `root`
+ * BUILD_ROOT, so the entry is this path beside the main module.
+ */
+export const BUILD_ROOT = "./src";
+const EMBEDDED_WORKER = "./store/sqlite/fold-worker.js";
 
 /**
  * From source, the module beside this one; in the executable (its embedded
- * files are under `/$bunfs/`, `~BUN` on Windows), the entry point by its
- * name. Checked on Linux (the worker thread runs); elsewhere a wrong guess
- * only means folds on the writer's thread, as before.
+ * files are under `/$bunfs/root/`, `~BUN/root/` on Windows), the embedded
+ * entry as a URL beside the main module's. The entry's source path, which
+ * this gave before, is resolved against the working directory: it found the
+ * source tree's file when the server ran from the repository (every bench),
+ * and nothing elsewhere, so a deployed server folded on its serving thread
+ * (docs/benchmarks.md, "Writes of ~2 KB notes, sixth round";
+ * test/api/binary.test.ts runs the executable from another directory).
  */
-function workerSpecifier(): string {
-  const url = import.meta.url;
-  return url.includes("/$bunfs/") || url.includes("~BUN") ? FOLD_WORKER_ENTRY : new URL("./fold-worker.ts", url).href;
+function workerSpecifier(url = import.meta.url): string {
+  const embedded = url.includes("/$bunfs/") || url.includes("~BUN");
+  return new URL(embedded ? EMBEDDED_WORKER : "./fold-worker.ts", url).href;
 }
 
 /** A fold not prepared within this many ms means the worker is stuck or gone: the writer folds on its own thread from then on. */
@@ -79,13 +90,18 @@ export class FoldThread {
     worker.postMessage(request);
   }
 
-  /** Asks for a fold of what is committed when the worker reads; nothing while one is being prepared. */
-  request(): void {
-    if (!this.running || this.inFlight) return;
+  /**
+   * Asks for a fold of what is committed when the worker reads, with the
+   * stored vectors of committed notes this process wrote (so the worker need
+   * not read them back); nothing while one is being prepared. Whether it was asked.
+   */
+  request(written?: WrittenVectors): boolean {
+    if (!this.running || this.inFlight) return false;
     this.inFlight = true;
     this.deadline = setTimeout(() => this.stop(), PREPARE_TIMEOUT_MS);
     this.deadline.unref?.();
-    this.post(this.worker!, { prepare: true });
+    this.post(this.worker!, { prepare: true, written });
+    return true;
   }
 
   private answered(reply: FoldReply): void {

@@ -7,15 +7,15 @@
 // executable (build-common.ts).
 import { Database } from "bun:sqlite";
 import { FtsFollower } from "./fts-follow.ts";
-import { foldWriter, type FoldOutcome } from "./term-counts.ts";
+import { foldWriter, type FoldOutcome, type WrittenVectors } from "./term-counts.ts";
 import { WriteTurn } from "./write-turn.ts";
 
-export type FoldRequest = { open: string; turn: SharedArrayBuffer } | { close: true } | { prepare: true };
+export type FoldRequest = { open: string; turn: SharedArrayBuffer } | { close: true } | { prepare: true; written?: WrittenVectors };
 export type FoldReply = { opened: true } | { closed: true } | FoldOutcome | { failed: string };
 
 declare const self: Worker;
 let db: Database | null = null;
-let writeFold: (() => FoldOutcome) | null = null;
+let writeFold: ((written?: WrittenVectors) => FoldOutcome) | null = null;
 const reply = (message: FoldReply) => self.postMessage(message);
 
 /** The worker's connection: it writes derived rows (made again from the log if lost), and checkpoints are the checkpointer's (checkpointer.ts). */
@@ -37,7 +37,7 @@ self.onmessage = ({ data }: MessageEvent<FoldRequest>) => {
       db = null;
       reply({ closed: true });
     } else {
-      reply(writeFold!());
+      reply(writeFold!(data.written));
     }
   } catch (error) {
     reply({ failed: String((error as Error)?.message ?? error) });

@@ -154,6 +154,7 @@ export class SqliteSearch implements SearchSource {
 
   /** After a write batch's COMMIT. */
   committed(): void {
+    this.termCounts.committed();
     if (this.written.size > 0) {
       this.memory.committed(this.written);
       this.written.clear();
@@ -292,8 +293,11 @@ export class SqliteSearch implements SearchSource {
     this.written.set(note.pk, vector);
     this.addTotals(1, vector.lengths);
     const seq = this.logChange(note.pk, null, vector.counts.size);
-    // Neither needs the terms by tier while the fold thread runs: it reads them from the stored vector, off this thread.
-    if (this.termCounts.threadFollowsFts) return;
+    // Neither needs the terms by tier while the fold thread runs: it parses the stored vector, off this thread.
+    if (this.termCounts.threadFollowsFts) {
+      this.termCounts.writtenForThread(note.pk, seq, encoded);
+      return;
+    }
     const tiers = Array.from({ length: TIERS }, () => [] as string[]);
     for (const [term, counts] of vector.counts) tiers[tierOf(counts, vector.lengths)].push(term);
     if (this.termCounts.remembersTerms) this.termCounts.added(note.pk, seq, tiers);

@@ -8,7 +8,8 @@
 // snapshot, so the counts it sees are exact.
 import type { Database } from "bun:sqlite";
 import { tierOf, TIERS } from "../../core/search/ranking.ts";
-import { forEachTerm, readLengths } from "../../core/search/vector.ts";
+import { TermTable } from "../../core/search/term-table.ts";
+import { forEachTermAt, readLengths } from "../../core/search/vector.ts";
 import { netChanges } from "../search-follower.ts";
 import { FoldThread } from "./fold-thread.ts";
 import { passColumns, type FtsFollower, type RememberedRows } from "./fts-follow.ts";
@@ -48,6 +49,8 @@ export const THREAD_FOLD_FACTOR = 4;
  * (docs/benchmarks.md, "Writes of ~2 KB notes, fifth round").
  */
 export const THREAD_FOLD_TERMS = 100_000;
+/** Characters of written vectors kept for the fold thread at most (writtenForThread): ~8 MB, a few folds' worth of ~2 KB notes. */
+const WRITTEN_CHARS_MAX = 4_000_000;
 
 interface LogRow {
   seq: number;
@@ -57,6 +60,75 @@ interface LogRow {
 
 /** Per term, the change of its count per tier. */
 type Deltas = Map<string, number[]>;
+
+/**
+ * The change of the counts per (term, tier) while a fold or a read parses
+ * log rows: terms found by their characters in the stored vector (a
+ * TermTable), so a term seen before costs no string of its own and no Map
+ * lookup by a new string; the counts in one typed array by term id. A Map
+ * looked up by a new string per term occurrence was most of the time a fold
+ * took to prepare (docs/benchmarks.md, "Writes of ~2 KB notes, sixth round").
+ */
+class TermDeltas {
+  private readonly table = new TermTable();
+  /** Each term by id, as one string made when first seen. */
+  readonly terms: string[] = [];
+  private counts = new Int32Array(TIERS * 1024);
+
+  /** The term `text.slice(start, end)`'s count in `tier` moves by `sign`; its id. */
+  bumpIn(text: string, start: number, end: number, tier: number, sign: number): number {
+    let id = this.table.getIn(text, start, end);
+    if (id < 0) {
+      id = this.terms.length;
+      const term = text.slice(start, end);
+      this.table.add(term, id);
+      this.terms.push(term);
+      if ((id + 1) * TIERS > this.counts.length) {
+        const grown = new Int32Array(2 * this.counts.length);
+        grown.set(this.counts);
+        this.counts = grown;
+      }
+    }
+    this.counts[id * TIERS + tier] += sign;
+    return id;
+  }
+
+  bump(term: string, tier: number, sign: number): void {
+    this.bumpIn(term, 0, term.length, tier, sign);
+  }
+
+  /** Per term, its change per tier (terms whose changes net to 0 included). */
+  toMap(): Deltas {
+    const map: Deltas = new Map();
+    this.terms.forEach((term, id) => map.set(term, Array.from(this.counts.subarray(id * TIERS, (id + 1) * TIERS))));
+    return map;
+  }
+
+  /** The non-zero changes as [term, tier, change] in (term, tier) order, and whether one is negative. */
+  changes(): { changes: (string | number)[][]; removes: boolean } {
+    const terms = this.terms;
+    const order = terms.map((_, id) => id).sort((a, b) => (terms[a] < terms[b] ? -1 : terms[a] > terms[b] ? 1 : 0));
+    const changes: (string | number)[][] = [];
+    let removes = false;
+    for (const id of order) {
+      for (let tier = 0; tier < TIERS; tier++) {
+        const change = this.counts[id * TIERS + tier];
+        if (change !== 0) changes.push([terms[id], tier, change]);
+        if (change < 0) removes = true;
+      }
+    }
+    return { changes, removes };
+  }
+}
+
+/** A term's counts per field, reused for every tierOf call of a parse (one array, not one per term). */
+const fieldCounts: [number, number, number] = [0, 0, 0];
+const tierOfCounts = (title: number, tags: number, body: number, lengths: [number, number, number]): number => {
+  fieldCounts[0] = title;
+  fieldCounts[1] = tags;
+  fieldCounts[2] = body;
+  return tierOf(fieldCounts, lengths);
+};
 
 function prepare(sqlite: Database) {
   return {
@@ -86,6 +158,13 @@ type Statements = ReturnType<typeof prepare>;
 /** Per key, the terms by tier of a note indexed by this process, with the log row that added it (SqliteTermCounts.indexed). */
 type Remembered = Map<number, { seq: number; termsByTier: string[][] }>;
 
+/**
+ * Per key, the stored vector of a note this process wrote, with the log row
+ * that added it: committed writes only, handed to the fold thread with its
+ * request (SqliteTermCounts.committed), so that it need not read them back.
+ */
+export type WrittenVectors = Map<number, { seq: number; vector: string }>;
+
 /** A fold made ready in one read snapshot: the change of the counts by the log rows (from, upTo], as the upsert's argument. */
 export interface PreparedFold {
   from: number;
@@ -103,41 +182,38 @@ export interface PreparedFold {
  * snapshot), or the terms remembered for it when that row added them.
  * Changes of consecutive ranges of rows add up.
  */
-function deltasOf(s: Statements, rows: LogRow[], remembered: Remembered, columns?: RememberedRows): Deltas {
-  const deltas: Deltas = new Map();
-  const bump = (term: string, tier: number, sign: number) => {
-    let perTier = deltas.get(term);
-    if (!perTier) deltas.set(term, (perTier = new Array<number>(TIERS).fill(0)));
-    perTier[tier] += sign;
-  };
+function deltasOf(s: Statements, rows: LogRow[], remembered: Remembered, columns?: RememberedRows, written?: WrittenVectors): TermDeltas {
+  const deltas = new TermDeltas();
   const count = (vector: string, sign: number) => {
     const lengths = readLengths(vector);
-    forEachTerm(vector, (term, title, tags, body) => bump(term, tierOf([title, tags, body], lengths), sign));
+    forEachTermAt(vector, (start, end, title, tags, body) => deltas.bumpIn(vector, start, end, tierOfCounts(title, tags, body, lengths), sign));
   };
   const lastRow = new Map(rows.map((row) => [row.pk, row.seq]));
+  const tiers = Array.from({ length: TIERS }, () => [] as string[]);
   for (const [pk, change] of netChanges(rows.map((row) => ({ key: row.pk, removed: row.removed })))) {
     if (change.firstRemoved !== null) count(change.firstRemoved, -1);
     if (!change.added) continue;
     const known = remembered.get(pk);
     if (known?.seq === lastRow.get(pk)) {
       known!.termsByTier.forEach((inTier, tier) => {
-        for (const term of inTier) bump(term, tier, 1);
+        for (const term of inTier) deltas.bump(term, tier, 1);
       });
       continue;
     }
-    const vector = s.vectorOf.get(pk)?.vector;
+    // Trusted only when that row is the key's last in the read: a committed log row's seq is never taken again.
+    const own = written?.get(pk);
+    const vector = own !== undefined && own.seq === lastRow.get(pk) ? own.vector : s.vectorOf.get(pk)?.vector;
     if (vector === undefined) continue;
     if (columns === undefined) {
       count(vector, 1);
       continue;
     }
-    // The same pass over the vector gives the note's FTS5 columns (fts-follow.ts, ftsColumns).
+    // The same pass over the vector gives the note's FTS5 columns (fts-follow.ts, ftsColumns), of the terms' strings made once.
     const lengths = readLengths(vector);
-    const tiers = Array.from({ length: TIERS }, () => [] as string[]);
-    forEachTerm(vector, (term, title, tags, body) => {
-      const tier = tierOf([title, tags, body], lengths);
-      bump(term, tier, 1);
-      tiers[tier].push(term);
+    for (const inTier of tiers) inTier.length = 0;
+    forEachTermAt(vector, (start, end, title, tags, body) => {
+      const tier = tierOfCounts(title, tags, body, lengths);
+      tiers[tier].push(deltas.terms[deltas.bumpIn(vector, start, end, tier, 1)]);
     });
     columns.set(pk, { seq: lastRow.get(pk)!, columns: tiers.map((terms) => terms.join(" ")) });
   }
@@ -145,20 +221,11 @@ function deltasOf(s: Statements, rows: LogRow[], remembered: Remembered, columns
 }
 
 /** The fold of every log row after terms_seq, made ready; inside a transaction (its snapshot), or null when none is pending. */
-function prepareFold(s: Statements, remembered: Remembered, columns?: RememberedRows): PreparedFold | null {
+function prepareFold(s: Statements, remembered: Remembered, columns?: RememberedRows, written?: WrittenVectors): PreparedFold | null {
   const from = s.folded.get()!.seq;
   const rows = s.pendingAfter.all(from);
   if (rows.length === 0) return null;
-  const deltas = deltasOf(s, rows, remembered, columns);
-  const changes: (string | number)[][] = [];
-  let removes = false;
-  for (const term of [...deltas.keys()].sort()) {
-    const perTier = deltas.get(term)!;
-    for (let tier = 0; tier < TIERS; tier++) {
-      if (perTier[tier] !== 0) changes.push([term, tier, perTier[tier]]);
-      if (perTier[tier] < 0) removes = true;
-    }
-  }
+  const { changes, removes } = deltasOf(s, rows, remembered, columns, written).changes();
   return { from, upTo: rows[rows.length - 1].seq, json: JSON.stringify(changes), removes };
 }
 
@@ -198,7 +265,7 @@ const FTS_PASS_TERMS = THREAD_FOLD_TERMS;
  * snapshot. Its commits empty the writer's page cache, so there are few
  * (docs/benchmarks.md, "Writes of ~2 KB notes, fifth round").
  */
-export function foldWriter(sqlite: Database, turn: WriteTurn, fts?: FtsFollower): () => FoldOutcome {
+export function foldWriter(sqlite: Database, turn: WriteTurn, fts?: FtsFollower): (written?: WrittenVectors) => FoldOutcome {
   const s = prepare(sqlite);
   const none: Remembered = new Map();
   // Each in a short snapshot of its own: a long read holds back the WAL's checkpoint and restart.
@@ -211,11 +278,11 @@ export function foldWriter(sqlite: Database, turn: WriteTurn, fts?: FtsFollower)
       turn.give(WORKER);
     }
   };
-  return () => {
+  return (written) => {
     // When the FTS5 index has followed the log as far as the counts (the thread moves both, one after the other), the
     // fold's parse of the notes' vectors also gives their FTS5 columns, and its rows are the pass's.
     const foldColumns: RememberedRows = new Map();
-    const [fold, ftsFrom] = sqlite.transaction(() => [prepareFold(s, none, fts ? foldColumns : undefined), fts?.followed() ?? -1] as const)();
+    const [fold, ftsFrom] = sqlite.transaction(() => [prepareFold(s, none, fts ? foldColumns : undefined, written), fts?.followed() ?? -1] as const)();
     const outcome: FoldOutcome = { prepared: fold, applied: false, ftsRows: 0 };
     if (fold !== null) outcome.applied = inTurn(() => applyFold(s, fold));
     const withFold = fold !== null && ftsFrom === fold.from ? { upTo: fold.upTo, added: [], more: false } : null;
@@ -269,6 +336,12 @@ export class SqliteTermCounts {
   private thread: FoldThread | null = null;
   /** Folds applied from the thread (for tests and benches). */
   threadFolds = 0;
+  /** While the thread runs: the stored vectors this process wrote in the batch being written, then committed ones not handed over yet. */
+  private batchVectors: WrittenVectors = new Map();
+  private committedVectors: WrittenVectors = new Map();
+  private committedChars = 0;
+  /** The thread is due a fold request: posted after the batch that logged the row commits, with the vectors written. */
+  private requestDue = false;
 
   /** Whether `added` keeps the terms it is given (not while the fold thread runs): the caller need not make them otherwise. */
   get remembersTerms(): boolean {
@@ -287,6 +360,7 @@ export class SqliteTermCounts {
 
   /** A write that indexed notes was rolled back: their keys may be taken by other notes, so none of the remembered terms is trusted. */
   forget(): void {
+    this.batchVectors.clear();
     this.indexed.clear();
     this.pending = null;
   }
@@ -298,9 +372,47 @@ export class SqliteTermCounts {
     const every = this.thread?.running ? this.foldEvery * THREAD_FOLD_FACTOR : this.foldEvery;
     const everyTerms = this.thread?.running ? THREAD_FOLD_TERMS : FOLD_TERMS;
     if (seq - this.foldHint < every && this.termsSinceFold < everyTerms) return;
-    if (this.thread?.running) return this.thread.request();
+    if (this.thread?.running) {
+      if (this.sqlite.inTransaction) this.requestDue = true;
+      else this.requestFold();
+      return;
+    }
     this.thread ??= this.startThread();
     this.fold();
+  }
+
+  /**
+   * A note's stored vector was logged at `seq` inside the batch being
+   * written: handed to the fold thread once the batch commits, so that its
+   * fold need not read the vector back from the file, whose page cache every
+   * commit of the writer empties (docs/benchmarks.md, "Writes of ~2 KB
+   * notes, sixth round"). Up to WRITTEN_CHARS_MAX characters wait; the
+   * thread reads any others.
+   */
+  writtenForThread(pk: number, seq: number, vector: string): void {
+    if (!this.thread?.running || this.committedChars + vector.length > WRITTEN_CHARS_MAX) return;
+    this.batchVectors.set(pk, { seq, vector });
+    this.committedChars += vector.length;
+  }
+
+  /** After a batch's COMMIT: its vectors can be trusted; a fold due is requested now, with them. */
+  committed(): void {
+    for (const [pk, written] of this.batchVectors) this.committedVectors.set(pk, written);
+    this.batchVectors.clear();
+    if (this.requestDue) this.requestFold();
+    // A thread that stopped (it failed) needs none: the writer folds again.
+    if (this.committedChars > 0 && !this.thread?.running) this.handedOver();
+  }
+
+  private requestFold(): void {
+    this.requestDue = false;
+    // Not asked while a fold is in flight: the vectors wait for the next request.
+    if (this.thread?.request(this.committedVectors)) this.handedOver();
+  }
+
+  private handedOver(): void {
+    this.committedVectors = new Map();
+    this.committedChars = 0;
   }
 
   /** The fold thread on this store's file (none for a database in memory, or when a worker cannot start). */
@@ -362,7 +474,7 @@ export class SqliteTermCounts {
     if (!keep || !cache || cache.folded !== folded) cache = { folded, upTo: folded, deltas: new Map() };
     const rows = this.s.pendingAfter.all(cache.upTo);
     if (rows.length > 0) {
-      for (const [term, change] of deltasOf(this.s, rows, this.indexed)) {
+      for (const [term, change] of deltasOf(this.s, rows, this.indexed).toMap()) {
         const perTier = cache.deltas.get(term);
         if (!perTier) cache.deltas.set(term, change);
         else for (let tier = 0; tier < TIERS; tier++) perTier[tier] += change[tier];
