@@ -11,7 +11,7 @@ import { weightedFrequencyOf } from "./ranking.ts";
 import { PostingStage } from "./posting-stage.ts";
 import { TermTable } from "./term-table.ts";
 import { BLOCK, BLOCK_SHIFT, roundUp, TermPostings } from "./term-postings.ts";
-import { forEachTerm, forEachTermAt, lengthsOf, type IndexedVector } from "./vector.ts";
+import { forEachTerm, lengthsOf, StoredTerms, type IndexedVector } from "./vector.ts";
 
 // One term's postings and their cursor live in term-postings.ts; re-exported for the readers.
 export { BLOCK_SHIFT, PostingCursor, TermPostings } from "./term-postings.ts";
@@ -64,6 +64,10 @@ export class MemoryIndex {
   private nextOrdinal = 0;
   private removed = 0;
   private postingBytes = 0;
+  /** What the warming reads sum to (warmLists, TermTable.warm): kept so that they are not dropped as unused. */
+  private sink = 0;
+  /** A stored vector's terms, read at once (vector.ts), reused vector after vector. */
+  private readonly storedTerms = new StoredTerms();
   /** Postings added but not yet appended to their terms' lists. */
   private readonly stage = new PostingStage();
   /**
@@ -174,18 +178,25 @@ export class MemoryIndex {
   }
 
   /**
-   * Stages the postings of every term of a stored vector (read by vector.ts's
-   * forEachTermAt), each term found in the table by its characters in the
-   * vector: a string of its own only for a term new to the index. A build
-   * adds every stored note this way (docs/benchmarks.md, "Stored vectors
-   * added without a string per term").
+   * Stages the postings of every term of a stored vector (read in one pass,
+   * each term hashed as it is read: vector.ts's StoredTerms), each term found
+   * in the table by its characters in the vector: a string of its own only
+   * for a term new to the index. A build, and a follower for every note
+   * another process writes, add stored vectors this way (docs/benchmarks.md,
+   * "Stored vectors added without a string per term", "Adding notes in passes").
    */
   private stageStored(vector: string, ordinal: number): void {
-    forEachTermAt(vector, (start, end, title, tags, body) => {
-      let id = this.termIds.getIn(vector, start, end);
-      if (id < 0) id = this.newTerm(vector.slice(start, end), new TermPostings(8));
-      this.stage.add(id, ordinal, title, tags, body);
-    });
+    const parsed = this.storedTerms;
+    const count = parsed.read(vector);
+    const { start, end, hash, counts } = parsed;
+    const table = this.termIds;
+    // Every term's slot read first, its misses overlapping (TermTable.warm), then each found.
+    this.sink = table.warm(hash, count);
+    for (let i = 0; i < count; i++) {
+      let id = table.getHashed(hash[i], vector, start[i], end[i]);
+      if (id < 0) id = this.newTerm(vector.slice(start[i], end[i]), new TermPostings(8));
+      this.stage.add(id, ordinal, counts[3 * i], counts[3 * i + 1], counts[3 * i + 2]);
+    }
   }
 
   /**
@@ -197,7 +208,32 @@ export class MemoryIndex {
    */
   flush(): void {
     if (this.stage.size === 0) return;
+    this.sink = this.warmLists(this.stage.touchedIds(), this.stage.touchedTerms);
     this.stage.drain((id) => this.appendStaged(id));
+  }
+
+  /**
+   * Reads, for each term about to be appended, its postings object, its
+   * array's header and the byte where its next posting goes, in two loops
+   * whose loads do not wait on each other: their cache misses overlap, where
+   * appending one term after another took them one at a time (the append's
+   * cost is memory latency: docs/benchmarks.md, "Adding notes in passes").
+   * Returns a value only so that the reads are not dropped.
+   */
+  private warmLists(ids: Int32Array, count: number): number {
+    const byId = this.byId;
+    let sink = 0;
+    for (let i = 0; i < count; i++) {
+      const postings = byId[ids[i]];
+      sink += postings.length + postings.data.length;
+    }
+    for (let i = 0; i < count; i++) {
+      const postings = byId[ids[i]];
+      const data = postings.data;
+      const at = postings.length;
+      if (at < data.length) sink += data[at];
+    }
+    return sink;
   }
 
   /** Appends the staged postings of term `id` not appended yet. */
