@@ -4,7 +4,7 @@ import { expect, test } from "bun:test";
 import fc from "fast-check";
 import { termVector } from "../../src/core/search/analyzer.ts";
 import { TermTable } from "../../src/core/search/term-table.ts";
-import { encodeVector, forEachTermAt, StoredTerms } from "../../src/core/search/vector.ts";
+import { encodeVector, forEachTermAt, readLengths, StoredTerms } from "../../src/core/search/vector.ts";
 
 const wordArb = fc.oneof(fc.stringMatching(/^[a-z0-9]{1,9}$/), fc.constantFrom("zürich", "naïve", "東京", "데이터", "ab", "the"));
 const noteArb = fc.record({
@@ -13,7 +13,7 @@ const noteArb = fc.record({
   body: fc.tuple(fc.array(wordArb, { maxLength: 60 }), fc.integer({ min: 0, max: 1200 })).map(([w, repeats]) => `${w.join(" ")} ${"again ".repeat(repeats)}`),
 });
 
-test("StoredTerms reads every term of a stored vector as forEachTermAt does, with the table's hash", () => {
+test("StoredTerms reads every term of a stored vector as forEachTermAt does (and its lengths as readLengths), with the table's hash", () => {
   const parsed = new StoredTerms();
   fc.assert(
     fc.property(fc.array(noteArb, { minLength: 1, maxLength: 4 }), (notes) => {
@@ -24,6 +24,7 @@ test("StoredTerms reads every term of a stored vector as forEachTermAt does, wit
         forEachTermAt(vector, (start, end, title, tags, body) => expected.push([start, end, title, tags, body]));
         const count = parsed.read(vector);
         expect(count).toBe(expected.length);
+        expect([...parsed.lengths]).toEqual(readLengths(vector));
         const table = new TermTable(16);
         for (let i = 0; i < count; i++) {
           expect([parsed.start[i], parsed.end[i], parsed.counts[3 * i], parsed.counts[3 * i + 1], parsed.counts[3 * i + 2]]).toEqual(expected[i]);
@@ -49,4 +50,7 @@ test("StoredTerms grows past its first arrays and reads a vector without terms",
   expect(expected.length).toBeGreaterThan(256);
   expect(Array.from({ length: parsed.count }, (_, i) => vector.slice(parsed.start[i], parsed.end[i]))).toEqual(expected);
   expect(parsed.read("0,0,0")).toBe(0);
+  expect([...parsed.lengths]).toEqual([0, 0, 0]);
+  expect(parsed.read("12,3,4567")).toBe(0);
+  expect([...parsed.lengths]).toEqual([12, 3, 4567]);
 });

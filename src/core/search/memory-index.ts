@@ -11,7 +11,7 @@ import { weightedFrequencyOf } from "./ranking.ts";
 import { PostingStage } from "./posting-stage.ts";
 import { TermTable } from "./term-table.ts";
 import { BLOCK, BLOCK_SHIFT, roundUp, TermPostings } from "./term-postings.ts";
-import { forEachTerm, lengthsOf, StoredTerms, type IndexedVector } from "./vector.ts";
+import { StoredTerms, type IndexedVector } from "./vector.ts";
 
 // One term's postings and their cursor live in term-postings.ts; re-exported for the readers.
 export { BLOCK_SHIFT, PostingCursor, TermPostings } from "./term-postings.ts";
@@ -132,11 +132,16 @@ export class MemoryIndex {
   add(key: number, vector: IndexedVector): boolean {
     if (this.ordinalOfKey.has(key)) return false;
     const ordinal = this.newOrdinal(key);
-    const lengths = lengthsOf(vector);
-    this.fieldLengths.set(lengths, 3 * ordinal);
-    for (let f = 0; f < 3; f++) this.lengthSums[f] += lengths[f];
+    const stored = typeof vector === "string";
+    // A stored vector is read once, lengths and terms (StoredTerms), before anything is staged.
+    if (stored) this.storedTerms.read(vector);
+    const lengths = stored ? this.storedTerms.lengths : vector.lengths;
+    for (let f = 0; f < 3; f++) {
+      this.fieldLengths[3 * ordinal + f] = lengths[f];
+      this.lengthSums[f] += lengths[f];
+    }
     this.notes++;
-    if (typeof vector === "string") this.stageStored(vector, ordinal);
+    if (stored) this.stageStored(vector, ordinal);
     else this.stageAnalysed(vector, ordinal);
     if (++this.stage.notes >= this.stageNotes || this.stage.size >= STAGE_POSTINGS) this.flush();
     return true;
@@ -178,7 +183,7 @@ export class MemoryIndex {
   }
 
   /**
-   * Stages the postings of every term of a stored vector (read in one pass,
+   * Stages the postings of every term of a stored vector (read by add() in one pass,
    * each term hashed as it is read: vector.ts's StoredTerms), each term found
    * in the table by its characters in the vector: a string of its own only
    * for a term new to the index. A build, and a follower for every note
@@ -187,8 +192,7 @@ export class MemoryIndex {
    */
   private stageStored(vector: string, ordinal: number): void {
     const parsed = this.storedTerms;
-    const count = parsed.read(vector);
-    const { start, end, hash, counts } = parsed;
+    const { count, start, end, hash, counts } = parsed;
     const table = this.termIds;
     // Every term's slot read first, its misses overlapping (TermTable.warm), then each found.
     this.sink = table.warm(hash, count);
@@ -273,13 +277,16 @@ export class MemoryIndex {
     this.removed++;
     this.notes--;
     for (let f = 0; f < 3; f++) this.lengthSums[f] -= this.fieldLengths[3 * ordinal + f];
-    forEachTerm(vector, (term) => {
-      const id = this.termIds.get(term);
-      if (id < 0) return;
+    const parsed = this.storedTerms;
+    const count = parsed.read(vector);
+    const { start, end, hash } = parsed;
+    for (let i = 0; i < count; i++) {
+      const id = this.termIds.getHashed(hash[i], vector, start[i], end[i]);
+      if (id < 0) continue;
       // Its staged postings (this note's among them, maybe) first: the count is of appended postings.
       this.appendStaged(id);
       this.byId[id].notes--;
-    });
+    }
     if (this.removed > 1024 && this.removed > this.nextOrdinal / 4) this.compact();
     return true;
   }

@@ -193,12 +193,26 @@ export class StoredTerms {
   hash = new Int32Array(256);
   /** Per term: title, tags, body. */
   counts = new Int32Array(3 * 256);
+  /** The vector's field lengths (title, tags, body), as readLengths reads them. */
+  readonly lengths = new Int32Array(3);
 
-  /** Reads every term of `vector` (the form written by encodeVector); returns how many. */
+  /** Reads the field lengths and every term of `vector` (the form written by encodeVector); returns how many terms. */
   read(vector: string): number {
     const length = vector.length;
+    let i = 0;
+    for (let f = 0; f < 3; f++) {
+      let value = 0;
+      let c = vector.charCodeAt(i);
+      while (c >= 48 && c <= 57) {
+        value = value * 10 + c - 48;
+        c = vector.charCodeAt(++i);
+      }
+      this.lengths[f] = value;
+      if (c !== 44) break;
+      i++;
+    }
     let n = 0;
-    let at = vector.indexOf(" ");
+    let at = vector.indexOf(" ", i);
     while (at >= 0) {
       if (n === this.start.length) this.grow();
       // The term: up to its colon (terms hold no colon or space), hashed on the way.
