@@ -249,6 +249,11 @@ export class MemoryIndex {
     const lengths = this.fieldLengths;
     const postings = this.byId[id];
     const averages = postings.boundAverages;
+    if (!averages) {
+      // No bound to raise (no query has read the term yet): the whole chain in one run.
+      this.postingBytes += postings.pushChain(ordinals, counts, next, from);
+      return;
+    }
     let grown = 0;
     for (let at = from; at >= 0; at = next[at]) {
       const ordinal = ordinals[at];
@@ -257,10 +262,8 @@ export class MemoryIndex {
       const body = counts[3 * at + 2];
       grown += postings.push(ordinal, title, tags, body);
       postings.notes++;
-      if (averages) {
-        const o = 3 * ordinal;
-        postings.raiseBound(weightedFrequencyOf(title, tags, body, lengths[o], lengths[o + 1], lengths[o + 2], averages));
-      }
+      const o = 3 * ordinal;
+      postings.raiseBound(weightedFrequencyOf(title, tags, body, lengths[o], lengths[o + 1], lengths[o + 2], averages));
     }
     this.postingBytes += grown;
   }
