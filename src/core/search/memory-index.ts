@@ -11,7 +11,7 @@ import { weightedFrequencyOf } from "./ranking.ts";
 import { PostingStage } from "./posting-stage.ts";
 import { TermTable } from "./term-table.ts";
 import { BLOCK, BLOCK_SHIFT, roundUp, TermPostings } from "./term-postings.ts";
-import { forEachTerm, forEachTermAt, lengthsOf, type IndexedVector } from "./vector.ts";
+import { StoredTerms, type IndexedVector } from "./vector.ts";
 
 // One term's postings and their cursor live in term-postings.ts; re-exported for the readers.
 export { BLOCK_SHIFT, PostingCursor, TermPostings } from "./term-postings.ts";
@@ -64,6 +64,10 @@ export class MemoryIndex {
   private nextOrdinal = 0;
   private removed = 0;
   private postingBytes = 0;
+  /** What the warming reads sum to (warmLists, TermTable.warm): kept so that they are not dropped as unused. */
+  private sink = 0;
+  /** A stored vector's terms, read at once (vector.ts), reused vector after vector. */
+  private readonly storedTerms = new StoredTerms();
   /** Postings added but not yet appended to their terms' lists. */
   private readonly stage = new PostingStage();
   /**
@@ -128,11 +132,16 @@ export class MemoryIndex {
   add(key: number, vector: IndexedVector): boolean {
     if (this.ordinalOfKey.has(key)) return false;
     const ordinal = this.newOrdinal(key);
-    const lengths = lengthsOf(vector);
-    this.fieldLengths.set(lengths, 3 * ordinal);
-    for (let f = 0; f < 3; f++) this.lengthSums[f] += lengths[f];
+    const stored = typeof vector === "string";
+    // A stored vector is read once, lengths and terms (StoredTerms), before anything is staged.
+    if (stored) this.storedTerms.read(vector);
+    const lengths = stored ? this.storedTerms.lengths : vector.lengths;
+    for (let f = 0; f < 3; f++) {
+      this.fieldLengths[3 * ordinal + f] = lengths[f];
+      this.lengthSums[f] += lengths[f];
+    }
     this.notes++;
-    if (typeof vector === "string") this.stageStored(vector, ordinal);
+    if (stored) this.stageStored(vector, ordinal);
     else this.stageAnalysed(vector, ordinal);
     if (++this.stage.notes >= this.stageNotes || this.stage.size >= STAGE_POSTINGS) this.flush();
     return true;
@@ -174,18 +183,24 @@ export class MemoryIndex {
   }
 
   /**
-   * Stages the postings of every term of a stored vector (read by vector.ts's
-   * forEachTermAt), each term found in the table by its characters in the
-   * vector: a string of its own only for a term new to the index. A build
-   * adds every stored note this way (docs/benchmarks.md, "Stored vectors
-   * added without a string per term").
+   * Stages the postings of every term of a stored vector (read by add() in one pass,
+   * each term hashed as it is read: vector.ts's StoredTerms), each term found
+   * in the table by its characters in the vector: a string of its own only
+   * for a term new to the index. A build, and a follower for every note
+   * another process writes, add stored vectors this way (docs/benchmarks.md,
+   * "Stored vectors added without a string per term", "Adding notes in passes").
    */
   private stageStored(vector: string, ordinal: number): void {
-    forEachTermAt(vector, (start, end, title, tags, body) => {
-      let id = this.termIds.getIn(vector, start, end);
-      if (id < 0) id = this.newTerm(vector.slice(start, end), new TermPostings(8));
-      this.stage.add(id, ordinal, title, tags, body);
-    });
+    const parsed = this.storedTerms;
+    const { count, start, end, hash, counts } = parsed;
+    const table = this.termIds;
+    // Every term's slot read first, its misses overlapping (TermTable.warm), then each found.
+    this.sink = table.warm(hash, count);
+    for (let i = 0; i < count; i++) {
+      let id = table.getHashed(hash[i], vector, start[i], end[i]);
+      if (id < 0) id = this.newTerm(vector.slice(start[i], end[i]), new TermPostings(8));
+      this.stage.add(id, ordinal, counts[3 * i], counts[3 * i + 1], counts[3 * i + 2]);
+    }
   }
 
   /**
@@ -197,7 +212,32 @@ export class MemoryIndex {
    */
   flush(): void {
     if (this.stage.size === 0) return;
+    this.sink = this.warmLists(this.stage.touchedIds(), this.stage.touchedTerms);
     this.stage.drain((id) => this.appendStaged(id));
+  }
+
+  /**
+   * Reads, for each term about to be appended, its postings object, its
+   * array's header and the byte where its next posting goes, in two loops
+   * whose loads do not wait on each other: their cache misses overlap, where
+   * appending one term after another took them one at a time (the append's
+   * cost is memory latency: docs/benchmarks.md, "Adding notes in passes").
+   * Returns a value only so that the reads are not dropped.
+   */
+  private warmLists(ids: Int32Array, count: number): number {
+    const byId = this.byId;
+    let sink = 0;
+    for (let i = 0; i < count; i++) {
+      const postings = byId[ids[i]];
+      sink += postings.length + postings.data.length;
+    }
+    for (let i = 0; i < count; i++) {
+      const postings = byId[ids[i]];
+      const data = postings.data;
+      const at = postings.length;
+      if (at < data.length) sink += data[at];
+    }
+    return sink;
   }
 
   /** Appends the staged postings of term `id` not appended yet. */
@@ -209,6 +249,11 @@ export class MemoryIndex {
     const lengths = this.fieldLengths;
     const postings = this.byId[id];
     const averages = postings.boundAverages;
+    if (!averages) {
+      // No bound to raise (no query has read the term yet): the whole chain in one run.
+      this.postingBytes += postings.pushChain(ordinals, counts, next, from);
+      return;
+    }
     let grown = 0;
     for (let at = from; at >= 0; at = next[at]) {
       const ordinal = ordinals[at];
@@ -217,10 +262,8 @@ export class MemoryIndex {
       const body = counts[3 * at + 2];
       grown += postings.push(ordinal, title, tags, body);
       postings.notes++;
-      if (averages) {
-        const o = 3 * ordinal;
-        postings.raiseBound(weightedFrequencyOf(title, tags, body, lengths[o], lengths[o + 1], lengths[o + 2], averages));
-      }
+      const o = 3 * ordinal;
+      postings.raiseBound(weightedFrequencyOf(title, tags, body, lengths[o], lengths[o + 1], lengths[o + 2], averages));
     }
     this.postingBytes += grown;
   }
@@ -237,13 +280,16 @@ export class MemoryIndex {
     this.removed++;
     this.notes--;
     for (let f = 0; f < 3; f++) this.lengthSums[f] -= this.fieldLengths[3 * ordinal + f];
-    forEachTerm(vector, (term) => {
-      const id = this.termIds.get(term);
-      if (id < 0) return;
+    const parsed = this.storedTerms;
+    const count = parsed.read(vector);
+    const { start, end, hash } = parsed;
+    for (let i = 0; i < count; i++) {
+      const id = this.termIds.getHashed(hash[i], vector, start[i], end[i]);
+      if (id < 0) continue;
       // Its staged postings (this note's among them, maybe) first: the count is of appended postings.
       this.appendStaged(id);
       this.byId[id].notes--;
-    });
+    }
     if (this.removed > 1024 && this.removed > this.nextOrdinal / 4) this.compact();
     return true;
   }

@@ -77,6 +77,16 @@ export class PostingStage {
     return at;
   }
 
+  /** The term ids with staged postings (some maybe taken), `touchedIds[0 .. touchedTerms)`, once chained. */
+  touchedIds(): Int32Array {
+    this.chain();
+    return this.touched;
+  }
+
+  get touchedTerms(): number {
+    return this.touchedCount;
+  }
+
   /** Calls `each` with every term id that has staged postings not taken, then empties the stage. */
   drain(each: (id: number) => void): void {
     this.chain();

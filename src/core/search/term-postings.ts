@@ -96,17 +96,74 @@ export class TermPostings {
     this.length = at;
     this.last = ordinal;
     this.size++;
-    if ((this.size & (BLOCK - 1)) === 0) {
-      const block = (this.size >> BLOCK_SHIFT) - 1;
-      if (!this.skips || this.skips.length < 2 * block + 2) {
-        const skips = new Int32Array(Math.max(8, 2 * (block + 1) * 2));
-        if (this.skips) skips.set(this.skips);
-        grown += (skips.length - (this.skips?.length ?? 0)) * 4;
-        this.skips = skips;
-      }
-      this.skips[2 * block] = ordinal;
-      this.skips[2 * block + 1] = this.length;
+    if ((this.size & (BLOCK - 1)) === 0) grown += this.skipEntry(this.size, ordinal);
+    return grown;
+  }
+
+  /**
+   * push() for every posting of a staged chain (posting-stage.ts: `ordinals`
+   * and `counts` by staged posting, `next` the chain from `from`, ordinals
+   * ascending), with the list's place and size kept in locals through the
+   * run and the array grown once for the run's most bytes (as push() reckons them); the same bytes and
+   * skip entries as pushing each. Returns the bytes the arrays grew by.
+   */
+  pushChain(ordinals: Int32Array, counts: Int32Array, next: Int32Array, from: number): number {
+    // What push() would make room for, summed: five bytes for a body-only posting of count 1-3, else twenty.
+    let postings = 0;
+    let most = 0;
+    for (let at = from; at >= 0; at = next[at]) {
+      postings++;
+      const body = counts[3 * at + 2];
+      most += counts[3 * at] === 0 && counts[3 * at + 1] === 0 && body >= 1 && body <= 3 ? 5 : 20;
     }
+    let grown = this.length + most > this.data.length ? this.grow(most) : 0;
+    const data = this.data;
+    let at = this.length;
+    let last = this.last;
+    let size = this.size;
+    for (let staged = from; staged >= 0; staged = next[staged]) {
+      const ordinal = ordinals[staged];
+      const title = counts[3 * staged];
+      const tags = counts[3 * staged + 1];
+      const body = counts[3 * staged + 2];
+      const gap = ordinal - last;
+      if (title === 0 && tags === 0 && body >= 1 && body <= 3) {
+        at = TermPostings.varint(data, at, gap * 4 + body - 1);
+      } else {
+        at = TermPostings.varint(data, at, gap * 4 + 3);
+        const more = title > 0 || tags > 0;
+        at = TermPostings.varint(data, at, body * 2 + (more ? 1 : 0));
+        if (more) {
+          at = TermPostings.varint(data, at, title);
+          at = TermPostings.varint(data, at, tags);
+        }
+      }
+      last = ordinal;
+      size++;
+      if ((size & (BLOCK - 1)) === 0) {
+        this.length = at;
+        grown += this.skipEntry(size, ordinal);
+      }
+    }
+    this.length = at;
+    this.last = last;
+    this.size = size;
+    this.notes += postings;
+    return grown;
+  }
+
+  /** Records the skip entry of the block that posting `size` (its ordinal `ordinal`, `length` bytes written) completes; returns the bytes `skips` grew by. */
+  private skipEntry(size: number, ordinal: number): number {
+    const block = (size >> BLOCK_SHIFT) - 1;
+    let grown = 0;
+    if (!this.skips || this.skips.length < 2 * block + 2) {
+      const skips = new Int32Array(Math.max(8, 2 * (block + 1) * 2));
+      if (this.skips) skips.set(this.skips);
+      grown = (skips.length - (this.skips?.length ?? 0)) * 4;
+      this.skips = skips;
+    }
+    this.skips[2 * block] = ordinal;
+    this.skips[2 * block + 1] = this.length;
     return grown;
   }
 

@@ -33,10 +33,33 @@ export class TermTable {
 
   /** get() of the term `text.slice(start, end)`, without making that string. */
   getIn(text: string, start: number, end: number): number {
-    const length = end - start;
     let hash = FNV_START;
     for (let i = start; i < end; i++) hash = fnvStep(hash, text.charCodeAt(i));
-    hash = finishHash(hash);
+    return this.getHashed(finishHash(hash), text, start, end);
+  }
+
+  /**
+   * Reads the first slot (and its characters) of each of `count` hashes, in
+   * a loop whose loads do not wait on each other, so that their cache misses
+   * overlap; the getHashed() calls that follow then find them in cache
+   * (docs/benchmarks.md, "Adding notes in passes"). Returns a value only so
+   * that the reads are not dropped.
+   */
+  warm(hashes: Int32Array, count: number): number {
+    const slots = this.slots;
+    const pool = this.pool;
+    const mask = this.mask;
+    let sink = 0;
+    for (let i = 0; i < count; i++) {
+      const at = SLOT * (hashes[i] & mask);
+      sink += pool[slots[at + 2]] | 0;
+    }
+    return sink;
+  }
+
+  /** getIn() of a term whose hash (as getIn computes it: FNV-1a, then finishHash) is known. */
+  getHashed(hash: number, text: string, start: number, end: number): number {
+    const length = end - start;
     const slots = this.slots;
     const pool = this.pool;
     const mask = this.mask;

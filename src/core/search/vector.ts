@@ -5,6 +5,7 @@
 // only letters, digits and marks, so a space and a colon delimit them, and a
 // query term is found with one indexOf instead of parsing the whole vector.
 import { termVector, type Fields, type TermVector } from "./analyzer.ts";
+import { finishHash, FNV_START, fnvStep } from "./term-table.ts";
 
 /**
  * A note's term vector analysed once per write (core/service.ts) and handed
@@ -174,5 +175,103 @@ export function forEachTermAt(vector: string, each: (start: number, end: number,
       each(at + 1, colon, 0, 0, a);
     }
     at = end;
+  }
+}
+
+/**
+ * A stored vector's terms read in one pass over its characters, for adding it
+ * to the in-memory postings (memory-index.ts): where each term stands in the
+ * vector, its hash as the term table computes it (term-table.ts), and its
+ * counts per field. One instance is reused vector after vector: no string or
+ * array is made per term (docs/benchmarks.md, "Adding notes in passes").
+ */
+export class StoredTerms {
+  /** Terms read from the last vector. */
+  count = 0;
+  start = new Int32Array(256);
+  end = new Int32Array(256);
+  hash = new Int32Array(256);
+  /** Per term: title, tags, body. */
+  counts = new Int32Array(3 * 256);
+  /** The vector's field lengths (title, tags, body), as readLengths reads them. */
+  readonly lengths = new Int32Array(3);
+
+  /** Reads the field lengths and every term of `vector` (the form written by encodeVector); returns how many terms. */
+  read(vector: string): number {
+    const length = vector.length;
+    let i = 0;
+    for (let f = 0; f < 3; f++) {
+      let value = 0;
+      let c = vector.charCodeAt(i);
+      while (c >= 48 && c <= 57) {
+        value = value * 10 + c - 48;
+        c = vector.charCodeAt(++i);
+      }
+      this.lengths[f] = value;
+      if (c !== 44) break;
+      i++;
+    }
+    let n = 0;
+    let at = vector.indexOf(" ", i);
+    while (at >= 0) {
+      if (n === this.start.length) this.grow();
+      // The term: up to its colon (terms hold no colon or space), hashed on the way.
+      let i = at + 1;
+      let h = FNV_START;
+      let c = vector.charCodeAt(i);
+      while (c !== 58 && i < length) {
+        h = fnvStep(h, c);
+        c = vector.charCodeAt(++i);
+      }
+      this.start[n] = at + 1;
+      this.end[n] = i;
+      this.hash[n] = finishHash(h);
+      // Its counts: "t,g,b" or just "b".
+      let a = 0;
+      c = vector.charCodeAt(++i);
+      while (c >= 48 && c <= 57) {
+        a = a * 10 + c - 48;
+        c = vector.charCodeAt(++i);
+      }
+      const k = 3 * n;
+      if (c === 44) {
+        let g = 0;
+        c = vector.charCodeAt(++i);
+        while (c >= 48 && c <= 57) {
+          g = g * 10 + c - 48;
+          c = vector.charCodeAt(++i);
+        }
+        let b = 0;
+        c = vector.charCodeAt(++i);
+        while (c >= 48 && c <= 57) {
+          b = b * 10 + c - 48;
+          c = vector.charCodeAt(++i);
+        }
+        this.counts[k] = a;
+        this.counts[k + 1] = g;
+        this.counts[k + 2] = b;
+      } else {
+        this.counts[k] = 0;
+        this.counts[k + 1] = 0;
+        this.counts[k + 2] = a;
+      }
+      n++;
+      at = c === 32 ? i : -1;
+    }
+    this.count = n;
+    return n;
+  }
+
+  private grow(): void {
+    const size = 2 * this.start.length;
+    const grown = (from: Int32Array, length: number) => {
+      const to = new Int32Array(length);
+      to.set(from);
+      return to;
+    };
+    this.start = grown(this.start, size);
+    this.end = grown(this.end, size);
+    this.hash = grown(this.hash, size);
+    this.counts = grown(this.counts, 3 * size);
   }
 }

@@ -28,7 +28,8 @@ export const LOG_TRIM_EVERY = 1_024;
 type Query = BunSQL;
 
 interface ChangeRow {
-  snap: string;
+  /** The read's snapshot: on one row of a page only (it lists every transaction in progress, so it is not repeated on every row). */
+  snap: string | null;
   trimmed: boolean;
   seq: string | null;
   xid: string | null;
@@ -47,9 +48,11 @@ const FIRST_PAGE: PageEnd = { xid: "0", seq: 0 };
 /**
  * One page of the rows committed after snapshot `from` (and past `after`
  * within this read, in (xid, seq) order), with the snapshot of this read and
- * whether the log was trimmed past `from`. Every row comes with the
- * statement's snapshot, so in a REPEATABLE READ transaction every page
- * agrees. The vectors of the `own` rows (by seq: this process wrote them) are not sent back.
+ * whether the log was trimmed past `from`. One row of each page (its first, or
+ * the only row when nothing is new) carries the statement's snapshot, so in a
+ * REPEATABLE READ transaction every page agrees; the snapshot's text lists
+ * every transaction in progress, so it is not repeated on every row. The
+ * vectors of the `own` rows (by seq: this process wrote them) are not sent back.
  *
  * The rows are found and paged by the xid index: the statement is prepared,
  * and PostgreSQL's generic plan for it cannot know how recent `from` is. In
@@ -67,18 +70,19 @@ const FIRST_PAGE: PageEnd = { xid: "0", seq: 0 };
  */
 function changePage(sql: Query, from: string, after: PageEnd, own: string): Promise<ChangeRow[]> {
   return sql`
-    SELECT s.snap, s.trimmed, l.seq, l.xid, l.pk, l.removed,
+    SELECT CASE WHEN l.n IS NULL OR l.n = 1 THEN s.snap END AS snap, s.trimmed, l.seq, l.xid, l.pk, l.removed,
            CASE WHEN l.removed IS NULL AND l.seq NOT IN (SELECT unnest(${own}::bigint[]))
                 THEN (SELECT v.vector FROM search_vectors v WHERE v.pk = l.pk) END AS vector
       FROM (SELECT ${from}::text::pg_snapshot AS snapshot OFFSET 0) f
      CROSS JOIN LATERAL (SELECT pg_current_snapshot()::text AS snap,
                    (SELECT upto FROM search_log_trim) >= pg_snapshot_xmin(f.snapshot) AS trimmed) s
       LEFT JOIN LATERAL (
-        SELECT l.seq, l.xid::text AS xid, l.pk, l.removed FROM search_log l
-         WHERE l.xid >= pg_snapshot_xmin(f.snapshot)
-           AND NOT pg_visible_in_snapshot(l.xid, f.snapshot)
-           AND (l.xid, l.seq) > (${after.xid}::text::xid8, ${after.seq}::bigint)
-         ORDER BY l.xid, l.seq LIMIT ${LOG_PAGE}) l ON true` as Promise<ChangeRow[]>;
+        SELECT p.*, row_number() OVER () AS n FROM (
+          SELECT l.seq, l.xid::text AS xid, l.pk, l.removed FROM search_log l
+           WHERE l.xid >= pg_snapshot_xmin(f.snapshot)
+             AND NOT pg_visible_in_snapshot(l.xid, f.snapshot)
+             AND (l.xid, l.seq) > (${after.xid}::text::xid8, ${after.seq}::bigint)
+           ORDER BY l.xid, l.seq LIMIT ${LOG_PAGE}) p) l ON true` as Promise<ChangeRow[]>;
 }
 
 /** Own rows remembered at most; past it they are forgotten (their vectors are then read back: slower, never wrong). */
@@ -169,7 +173,7 @@ export class PostgresSearchLog implements SearchLog<string> {
       removed: change.firstRemoved,
       added: change.added ? (vectors.get(key) ?? null) : null,
     }));
-    return { position: rows[0].snap, changes };
+    return { position: rows.find((row) => row.snap !== null)!.snap!, changes };
   }
 }
 
