@@ -61,28 +61,6 @@ export class TermPostings {
     return grown.length - before;
   }
 
-  /**
-   * The bytes a posting may take, reserved before it is written: five when
-   * the term is in the body only, one to three times (most postings: a new
-   * term's first array then holds its first postings instead of being
-   * replaced at the first), else twenty (four varints of five bytes at most).
-   */
-  private static mostBytes(title: number, tags: number, body: number): number {
-    return title === 0 && tags === 0 && body >= 1 && body <= 3 ? 5 : 20;
-  }
-
-  /** Writes one posting (its gap from the one before, its counts) at `at`; returns where the next byte goes. */
-  private static writePosting(data: Uint8Array, at: number, gap: number, title: number, tags: number, body: number): number {
-    // The common case: body only, one to three times, in one varint.
-    if (title === 0 && tags === 0 && body >= 1 && body <= 3) return TermPostings.varint(data, at, gap * 4 + body - 1);
-    at = TermPostings.varint(data, at, gap * 4 + 3);
-    const more = title > 0 || tags > 0;
-    at = TermPostings.varint(data, at, body * 2 + (more ? 1 : 0));
-    if (!more) return at;
-    at = TermPostings.varint(data, at, title);
-    return TermPostings.varint(data, at, tags);
-  }
-
   /** Writes `value` as a varint at `at`; returns where the next byte goes. */
   private static varint(data: Uint8Array, at: number, value: number): number {
     let v = value;
@@ -96,9 +74,26 @@ export class TermPostings {
 
   /** Appends a posting (`ordinal` above every one held); returns the bytes the arrays grew by. */
   push(ordinal: number, title: number, tags: number, body: number): number {
-    const most = TermPostings.mostBytes(title, tags, body);
+    // At most four varints of five bytes; one when the term is in the body only, 1-3 times (most postings):
+    // a new term's first array then holds its first postings instead of being replaced at the first.
+    const most = title === 0 && tags === 0 && body >= 1 && body <= 3 ? 5 : 20;
     let grown = this.length + most > this.data.length ? this.grow(most) : 0;
-    this.length = TermPostings.writePosting(this.data, this.length, ordinal - this.last, title, tags, body);
+    const data = this.data;
+    const gap = ordinal - this.last;
+    let at = this.length;
+    if (title === 0 && tags === 0 && body >= 1 && body <= 3) {
+      // The common case: body only, one to three times, in one varint.
+      at = TermPostings.varint(data, at, gap * 4 + body - 1);
+    } else {
+      at = TermPostings.varint(data, at, gap * 4 + 3);
+      const more = title > 0 || tags > 0;
+      at = TermPostings.varint(data, at, body * 2 + (more ? 1 : 0));
+      if (more) {
+        at = TermPostings.varint(data, at, title);
+        at = TermPostings.varint(data, at, tags);
+      }
+    }
+    this.length = at;
     this.last = ordinal;
     this.size++;
     if ((this.size & (BLOCK - 1)) === 0) grown += this.skipEntry(this.size, ordinal);
@@ -113,12 +108,13 @@ export class TermPostings {
    * skip entries as pushing each. Returns the bytes the arrays grew by.
    */
   pushChain(ordinals: Int32Array, counts: Int32Array, next: Int32Array, from: number): number {
-    // What push() would make room for, summed.
+    // What push() would make room for, summed: five bytes for a body-only posting of count 1-3, else twenty.
     let postings = 0;
     let most = 0;
     for (let at = from; at >= 0; at = next[at]) {
       postings++;
-      most += TermPostings.mostBytes(counts[3 * at], counts[3 * at + 1], counts[3 * at + 2]);
+      const body = counts[3 * at + 2];
+      most += counts[3 * at] === 0 && counts[3 * at + 1] === 0 && body >= 1 && body <= 3 ? 5 : 20;
     }
     let grown = this.length + most > this.data.length ? this.grow(most) : 0;
     const data = this.data;
@@ -127,7 +123,21 @@ export class TermPostings {
     let size = this.size;
     for (let staged = from; staged >= 0; staged = next[staged]) {
       const ordinal = ordinals[staged];
-      at = TermPostings.writePosting(data, at, ordinal - last, counts[3 * staged], counts[3 * staged + 1], counts[3 * staged + 2]);
+      const title = counts[3 * staged];
+      const tags = counts[3 * staged + 1];
+      const body = counts[3 * staged + 2];
+      const gap = ordinal - last;
+      if (title === 0 && tags === 0 && body >= 1 && body <= 3) {
+        at = TermPostings.varint(data, at, gap * 4 + body - 1);
+      } else {
+        at = TermPostings.varint(data, at, gap * 4 + 3);
+        const more = title > 0 || tags > 0;
+        at = TermPostings.varint(data, at, body * 2 + (more ? 1 : 0));
+        if (more) {
+          at = TermPostings.varint(data, at, title);
+          at = TermPostings.varint(data, at, tags);
+        }
+      }
       last = ordinal;
       size++;
       if ((size & (BLOCK - 1)) === 0) {
