@@ -7,6 +7,7 @@
 // bound: each touch of a list is a few cache misses). A read appends only the
 // terms it reads (`take`), so the stage can hold many notes without a search
 // paying for all of them.
+import { grownInt32 } from "./typed-arrays.ts";
 
 export class PostingStage {
   /** Postings staged (including those taken since the last `clear`). */
@@ -112,15 +113,10 @@ export class PostingStage {
 
   private grow(): void {
     const capacity = 2 * this.ordinal.length;
-    const grow = (from: Int32Array, size: number) => {
-      const grown = new Int32Array(size);
-      grown.set(from);
-      return grown;
-    };
-    this.term = grow(this.term, capacity);
-    this.touched = grow(this.touched, capacity);
-    this.ordinal = grow(this.ordinal, capacity);
-    this.counts = grow(this.counts, 3 * capacity);
-    this.next = grow(this.next, capacity);
+    this.term = grownInt32(this.term, capacity);
+    this.touched = grownInt32(this.touched, capacity);
+    this.ordinal = grownInt32(this.ordinal, capacity);
+    this.counts = grownInt32(this.counts, 3 * capacity);
+    this.next = grownInt32(this.next, capacity);
   }
 }

@@ -105,7 +105,9 @@ export class TermPostings {
    * and `counts` by staged posting, `next` the chain from `from`, ordinals
    * ascending), with the list's place and size kept in locals through the
    * run and the array grown once for the run's most bytes (as push() reckons them); the same bytes and
-   * skip entries as pushing each. Returns the bytes the arrays grew by.
+   * skip entries as pushing each (test/unit/push-chain.test.ts). The posting's encoding is push()'s,
+   * written out again: one function for both cost the stored vectors' add 5-8% (docs/benchmarks.md,
+   * "Final check of the session, quiet host, 2026-11-26 08:40-09:00 UTC"). Returns the bytes the arrays grew by.
    */
   pushChain(ordinals: Int32Array, counts: Int32Array, next: Int32Array, from: number): number {
     // What push() would make room for, summed: five bytes for a body-only posting of count 1-3, else twenty.

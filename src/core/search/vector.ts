@@ -6,6 +6,7 @@
 // query term is found with one indexOf instead of parsing the whole vector.
 import { termVector, type Fields, type TermVector } from "./analyzer.ts";
 import { finishHash, FNV_START, fnvStep } from "./term-table.ts";
+import { grownInt32 } from "./typed-arrays.ts";
 
 /**
  * A note's term vector analysed once per write (core/service.ts) and handed
@@ -264,14 +265,9 @@ export class StoredTerms {
 
   private grow(): void {
     const size = 2 * this.start.length;
-    const grown = (from: Int32Array, length: number) => {
-      const to = new Int32Array(length);
-      to.set(from);
-      return to;
-    };
-    this.start = grown(this.start, size);
-    this.end = grown(this.end, size);
-    this.hash = grown(this.hash, size);
-    this.counts = grown(this.counts, 3 * size);
+    this.start = grownInt32(this.start, size);
+    this.end = grownInt32(this.end, size);
+    this.hash = grownInt32(this.hash, size);
+    this.counts = grownInt32(this.counts, 3 * size);
   }
 }
