@@ -160,7 +160,7 @@ test.each([
   ["every posting live", 0],
 ])("long postings (many blocks, %s): the in-memory lookup still lists what the database path lists", async (_, removedCount) => {
   // Few words, so every list spans many blocks of 128: the newest holders start mid-list (toBlock) and the pool's postings are found by leap.
-  // With no note removed, step 1 reads the newest postings in place (reachNewest), else through NewestPostings.fill.
+  // With no note removed, step 1 reads the newest postings in place (reachNewest), else block by block from the last (reachNewestLive).
   let state = 7;
   const next = (n: number) => (state = (state * 1103515245 + 12345) % 2 ** 31) % n;
   const words = ["s1q", "s2q", "s3q", "s4q", "s5q", "s6q", "s7q", "s8q"];

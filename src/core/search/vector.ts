@@ -142,8 +142,6 @@ export function vectorTerms(vector: string): string[] {
  */
 export type IndexedVector = string | TermVector;
 
-export const lengthsOf = (vector: IndexedVector): Fields<number> => (typeof vector === "string" ? readLengths(vector) : vector.lengths);
-
 /** forEachTerm for either form. */
 export function forEachTermOf(vector: IndexedVector, each: (term: string, title: number, tags: number, body: number) => void): void {
   if (typeof vector === "string") return forEachTerm(vector, each);

@@ -9,6 +9,7 @@
 import type { Database } from "bun:sqlite";
 import { tierOf, TIERS } from "../../core/search/ranking.ts";
 import { TermTable } from "../../core/search/term-table.ts";
+import { grownInt32 } from "../../core/search/typed-arrays.ts";
 import { forEachTermAt, readLengths } from "../../core/search/vector.ts";
 import { netChanges } from "../search-follower.ts";
 import { FoldThread } from "./fold-thread.ts";
@@ -83,11 +84,7 @@ class TermDeltas {
       const term = text.slice(start, end);
       this.table.add(term, id);
       this.terms.push(term);
-      if ((id + 1) * TIERS > this.counts.length) {
-        const grown = new Int32Array(2 * this.counts.length);
-        grown.set(this.counts);
-        this.counts = grown;
-      }
+      if ((id + 1) * TIERS > this.counts.length) this.counts = grownInt32(this.counts, 2 * this.counts.length);
     }
     this.counts[id * TIERS + tier] += sign;
     return id;
