@@ -14,6 +14,7 @@
 // proves a 201 is sent only after COMMIT, and that the search index rows were
 // written in the same transactions as the notes (counts agree after the kill).
 import { Database } from "bun:sqlite";
+import { attachSearchFile } from "../../src/store/sqlite/search-file.ts";
 import { afterAll, describe, expect, test } from "bun:test";
 import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -67,10 +68,11 @@ function integrity(dbFile: string): string {
 function ftsIntegrity(dataDir: string): string {
   const copy = mkdtempSync(join(tmpdir(), "cairn-crash-copy-"));
   cleanup.push(copy);
-  for (const name of ["cairn.db", "cairn.db-wal"]) {
+  for (const name of ["cairn.db", "cairn.db-wal", "cairn-search.db", "cairn-search.db-wal"]) {
     if (existsSync(join(dataDir, name))) copyFileSync(join(dataDir, name), join(copy, name));
   }
   const db = new Database(join(copy, "cairn.db"));
+  attachSearchFile(db);
   try {
     db.exec("INSERT INTO search_fts(search_fts) VALUES('integrity-check')");
     // The search statistics move in the notes' own transactions: they must agree with the notes.
@@ -146,12 +148,14 @@ async function crashRun(durability: "normal" | "full", engine: "sqlite" | "postg
     // The files exactly as the crash left them pass integrity_check (WAL recovery on a copy).
     const crashCopy = mkdtempSync(join(tmpdir(), "cairn-crash-raw-"));
     cleanup.push(crashCopy);
-    for (const name of ["cairn.db", "cairn.db-wal"]) {
+    for (const name of ["cairn.db", "cairn.db-wal", "cairn-search.db", "cairn-search.db-wal"]) {
       if (existsSync(join(dataDir, name))) copyFileSync(join(dataDir, name), join(crashCopy, name));
     }
-    const recovered = new Database(join(crashCopy, "cairn.db"));
-    expect(recovered.query<{ integrity_check: string }, []>("PRAGMA integrity_check").get()?.integrity_check).toBe("ok");
-    recovered.close();
+    for (const file of ["cairn.db", "cairn-search.db"]) {
+      const recovered = new Database(join(crashCopy, file));
+      expect(recovered.query<{ integrity_check: string }, []>("PRAGMA integrity_check").get()?.integrity_check).toBe("ok");
+      recovered.close();
+    }
   }
 
   // Restart on the same directory.
@@ -200,6 +204,7 @@ async function crashRun(durability: "normal" | "full", engine: "sqlite" | "postg
     return { acknowledged: acknowledged.size, stored: counts.notes, failed };
   }
   expect(integrity(join(dataDir, "cairn.db"))).toBe("ok");
+  expect(integrity(join(dataDir, "cairn-search.db"))).toBe("ok");
   expect(ftsIntegrity(dataDir)).toBe("ok");
   // Every acknowledged id is in the table (read-only connection).
   const db = new Database(join(dataDir, "cairn.db"), { readonly: true });

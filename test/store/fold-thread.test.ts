@@ -33,7 +33,7 @@ test("the thread folds the log rows after terms_seq, from the stored vectors, in
   for (let i = 0; i < 5; i++) {
     await store.createNote({ id: `00000000-0000-7000-8000-${String(i + 1).padStart(12, "0")}`, contributorNo, title: `Fell ${i}`, body: i % 2 ? "tarn scree" : "tarn", tags: [], createdAt: i }, () => false);
   }
-  const { folded, last } = store.sqlite.query<{ folded: number; last: number }, []>("SELECT terms_seq AS folded, (SELECT max(seq) FROM search_log) AS last FROM search_totals").get()!;
+  const { folded, last } = store.sqlite.query<{ folded: number; last: number }, []>("SELECT terms_seq AS folded, (SELECT max(seq) FROM search_log) AS last FROM search_state").get()!;
   expect(last - folded).toBe(5);
   const applied: boolean[] = [];
   const turn = new WriteTurn();
@@ -54,7 +54,7 @@ test("the thread folds the log rows after terms_seq, from the stored vectors, in
     await until(() => applied.length > 0);
     await Bun.sleep(50);
     expect(applied).toEqual([true]);
-    const after = store.sqlite.query<{ folded: number }, []>("SELECT terms_seq AS folded FROM search_totals").get()!.folded;
+    const after = store.sqlite.query<{ folded: number }, []>("SELECT terms_seq AS folded FROM search_state").get()!.folded;
     expect(after).toBe(last);
     expect(count("tarn") - before.tarn).toBe(5);
     expect(count("scree") - before.scree).toBe(2);

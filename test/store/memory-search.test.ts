@@ -4,6 +4,7 @@
 // that fell behind the trimmed log builds again, and a store over its memory
 // budget falls back to the FTS5 index with the same results.
 import { Database } from "bun:sqlite";
+import { attachSearchFile } from "../../src/store/sqlite/search-file.ts";
 import { afterAll, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
@@ -166,6 +167,7 @@ test("a key this store wrote, removed and taken again within one read of the log
   await store.migrate();
   await store.close();
   const sqlite = new Database(join(dir, "cairn.db"));
+  attachSearchFile(sqlite);
   try {
     const log = new SqliteSearchLog(sqlite, 0);
     const from = (sqlite.query("SELECT coalesce(max(seq), 0) AS seq FROM search_log").get() as { seq: number }).seq;

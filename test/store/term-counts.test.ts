@@ -42,7 +42,7 @@ function truth(store: SqliteStore): Map<string, number[]> {
 const logState = (store: SqliteStore) =>
   store.sqlite
     .query<{ folded: number; last: number; kept: number }, []>(
-      "SELECT (SELECT terms_seq FROM search_totals) AS folded, (SELECT coalesce(max(seq), 0) FROM search_log) AS last, (SELECT count(*) FROM search_log WHERE seq > (SELECT terms_seq FROM search_totals)) AS kept",
+      "SELECT (SELECT terms_seq FROM search_state) AS folded, (SELECT coalesce(max(seq), 0) FROM search_log) AS last, (SELECT count(*) FROM search_log WHERE seq > (SELECT terms_seq FROM search_state)) AS kept",
     )
     .get()!;
 

@@ -2,6 +2,7 @@
 // votes through the real schema. Seeds 2,000 notes and checks the shape of
 // every row and the consistency of the counters.
 import { Database } from "bun:sqlite";
+import { attachSearchFile } from "../../src/store/sqlite/search-file.ts";
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -24,6 +25,7 @@ beforeAll(() => {
   output = run.stdout.toString() + run.stderr.toString();
   if (run.exitCode !== 0) throw new Error(`seeding failed (${run.exitCode}): ${output}`);
   db = new Database(join(dir, "cairn.db"));
+  attachSearchFile(db);
 }, 30_000);
 
 afterAll(() => {

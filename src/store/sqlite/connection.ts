@@ -1,8 +1,10 @@
 // The SQLite connection: one file in DATA_DIR, owner-only, WAL mode, foreign
-// keys on, and the error codes that mean "storage cannot answer now".
+// keys on, the search file attached (search-file.ts), and the error codes that
+// mean "storage cannot answer now".
 import { Database } from "bun:sqlite";
 import { chmodSync, existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { attachSearchFile } from "./search-file.ts";
 
 // Engine failures that mean "storage cannot answer now", not a bug.
 const UNAVAILABLE_CODES = ["SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_IOERR", "SQLITE_FULL", "SQLITE_CANTOPEN", "SQLITE_READONLY", "SQLITE_PROTOCOL"];
@@ -27,6 +29,7 @@ export function openDatabase(dataDir: string, durability: Durability = "normal")
   sqlite.exec("PRAGMA foreign_keys = ON");
   sqlite.exec("PRAGMA temp_store = MEMORY");
   sqlite.exec("PRAGMA cache_size = -32000");
+  attachSearchFile(sqlite);
   return sqlite;
 }
 

@@ -8,6 +8,7 @@
 import { Database } from "bun:sqlite";
 import { FtsFollower } from "./fts-follow.ts";
 import { foldWriter, type FoldOutcome, type WrittenVectors } from "./term-counts.ts";
+import { attachSearchFile } from "./search-file.ts";
 import { WriteTurn } from "./write-turn.ts";
 
 export type FoldRequest = { open: string; turn: SharedArrayBuffer } | { close: true } | { prepare: true; written?: WrittenVectors };
@@ -18,11 +19,16 @@ let db: Database | null = null;
 let writeFold: ((written?: WrittenVectors) => FoldOutcome) | null = null;
 const reply = (message: FoldReply) => self.postMessage(message);
 
-/** The worker's connection: it writes derived rows (made again from the log if lost), and checkpoints are the checkpointer's (checkpointer.ts). */
+/**
+ * The worker's connection: it writes the search file only (search-file.ts:
+ * rows made again from cairn.db if lost), so its autocheckpoint copies back
+ * that file's WAL alone; cairn.db's checkpoints are the checkpointer's
+ * (checkpointer.ts).
+ */
 function configure(connection: Database): void {
   connection.exec("PRAGMA busy_timeout = 5000");
   connection.exec("PRAGMA synchronous = NORMAL");
-  connection.exec("PRAGMA wal_autocheckpoint = 0");
+  attachSearchFile(connection);
 }
 
 self.onmessage = ({ data }: MessageEvent<FoldRequest>) => {

@@ -29,9 +29,9 @@ import type { Database } from "bun:sqlite";
 import { tierOf, TIERS } from "../../core/search/ranking.ts";
 import { forEachTerm, readLengths, termCount } from "../../core/search/vector.ts";
 import { netChanges } from "../search-follower.ts";
+import { tierColumn } from "./search-file.ts";
 
-/** FTS5 column of each impact tier (drizzle/0003_exact_search.sql). */
-export const tierColumn = (tier: number) => `t${tier}`;
+export { tierColumn };
 const TIER_NAMES = Array.from({ length: TIERS }, (_, tier) => tierColumn(tier));
 
 /** A note's FTS5 columns: its distinct terms, each in the column of its impact tier, from its stored vector. */
@@ -45,7 +45,7 @@ export function ftsColumns(vector: string): string[] {
 function prepare(sqlite: Database) {
   return {
     lag: sqlite.query<{ seq: number; head: number }, []>(
-      "SELECT fts_seq AS seq, (SELECT coalesce(max(seq), 0) FROM search_log) AS head FROM search_totals",
+      "SELECT fts_seq AS seq, (SELECT coalesce(max(seq), 0) FROM search_log) AS head FROM search_state",
     ),
     pendingAfter: sqlite.query<{ seq: number; pk: number; removed: string | null }, [number]>("SELECT seq, pk, removed FROM search_log WHERE seq > ?1 ORDER BY seq"),
     pendingBetween: sqlite.query<{ seq: number; pk: number; removed: string | null }, [number, number]>(
@@ -54,7 +54,7 @@ function prepare(sqlite: Database) {
     vectorOf: sqlite.query<{ vector: string }, [number]>("SELECT vector FROM search_vectors WHERE pk = ?"),
     insert: sqlite.query<unknown, [number, ...string[]]>(`INSERT INTO search_fts(rowid, ${TIER_NAMES.join(", ")}) VALUES (?${", ?".repeat(TIERS)})`),
     delete: sqlite.query<unknown, [number]>("DELETE FROM search_fts WHERE rowid = ?"),
-    setSeq: sqlite.query<unknown, [number]>("UPDATE search_totals SET fts_seq = ?"),
+    setSeq: sqlite.query<unknown, [number]>("UPDATE search_state SET fts_seq = ?"),
   };
 }
 

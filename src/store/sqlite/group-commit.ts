@@ -3,9 +3,11 @@
 // rolls back alone), in arrival order. Each promise settles after COMMIT, so
 // an acknowledged write is durable. One commit per batch instead of per
 // request is what lets SQLite take thousands of notes a second.
-// BEGIN IMMEDIATE orders writers across processes (the server and `cairn admin`).
+// Each batch takes cairn.db's write lock first, as BEGIN IMMEDIATE would,
+// which orders writers across processes (the server and `cairn admin`); but
+// not the attached search file's, which BEGIN IMMEDIATE would take too: the
+// fold thread writes that file meanwhile (search-file.ts).
 import type { Database, Statement } from "bun:sqlite";
-import { WRITER, type WriteTurn } from "./write-turn.ts";
 
 /** The most request writes committed together. */
 const MAX_WRITE_BATCH = 256;
@@ -32,13 +34,13 @@ export interface CommitHooks {
 export class GroupCommit {
   private queue: Job[] = [];
   private flushScheduled = false;
-  private statements?: Record<"begin" | "savepoint" | "release" | "rollbackTo" | "commit" | "rollback", Statement>;
+  private statements?: Record<"begin" | "lock" | "savepoint" | "release" | "rollbackTo" | "commit" | "rollback", Statement>;
 
   constructor(
     private readonly sqlite: Database,
     private readonly hooks: CommitHooks,
-    /** Shared with this process's worker that writes (write-turn.ts): a batch waits for its turn instead of SQLite's busy handler. */
-    private readonly turn?: WriteTurn,
+    /** A statement that writes nothing to cairn.db but takes its write lock (it is never run for its effect). */
+    private readonly lockStatement = "DELETE FROM main.search_totals WHERE 0",
   ) {}
 
   /** Runs `work` inside the next batch's transaction; settles after COMMIT. */
@@ -54,7 +56,8 @@ export class GroupCommit {
 
   private get tx() {
     return (this.statements ??= {
-      begin: this.sqlite.prepare("BEGIN IMMEDIATE"),
+      begin: this.sqlite.prepare("BEGIN"),
+      lock: this.sqlite.prepare(this.lockStatement),
       savepoint: this.sqlite.prepare("SAVEPOINT job"),
       release: this.sqlite.prepare("RELEASE job"),
       rollbackTo: this.sqlite.prepare("ROLLBACK TO job"),
@@ -66,17 +69,7 @@ export class GroupCommit {
   private flush(): void {
     this.flushScheduled = false;
     if (this.queue.length === 0) return;
-    if (this.turn && !this.turn.tryTake(WRITER)) {
-      // The worker writes now: the requests queue meanwhile, and go in one batch when it is done.
-      this.flushScheduled = true;
-      void this.turn.free().then(() => this.flush());
-      return;
-    }
-    try {
-      this.run();
-    } finally {
-      this.turn?.give(WRITER);
-    }
+    this.run();
   }
 
   private run(): void {
@@ -89,6 +82,12 @@ export class GroupCommit {
     const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
     try {
       this.tx.begin.run();
+      try {
+        this.tx.lock.run();
+      } catch (error) {
+        this.tx.rollback.run();
+        throw error;
+      }
     } catch (error) {
       this.hooks.failed();
       for (const job of jobs) job.reject(error);
@@ -121,7 +120,6 @@ export class GroupCommit {
       for (const job of jobs) job.reject(error);
       return;
     }
-    this.turn?.give(WRITER);
     this.hooks.committed();
     jobs.forEach((job, i) => {
       const outcome = outcomes[i];

@@ -10,6 +10,7 @@ import { Database } from "bun:sqlite";
 import { MemoryIndex } from "../../core/search/memory-index.ts";
 import type { IndexedVector } from "../../core/search/vector.ts";
 import { netChanges, SearchFollower, type BuildPlan, type LogChanges, type SearchLog } from "../search-follower.ts";
+import { attachSearchFile } from "./search-file.ts";
 
 /** Corpora up to this many postings are loaded before migrate() returns; larger ones in the background. */
 const LOAD_NOW_POSTINGS = 2_000_000;
@@ -72,6 +73,7 @@ export class SqliteSearchLog implements SearchLog<number> {
   *load(index: MemoryIndex, full: () => boolean, background: boolean): Generator<void, number, void> {
     const db = background ? new Database(this.sqlite.filename, { readonly: true }) : this.sqlite;
     try {
+      if (background) attachSearchFile(db, true);
       return yield* loadSnapshot(db, index, full);
     } finally {
       if (background) db.close();

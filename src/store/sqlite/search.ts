@@ -25,6 +25,7 @@ import { SqliteNoteTags } from "./note-tags.ts";
 import { NOTE_SELECT, type NoteRow } from "./note-row.ts";
 import { SqliteTermCounts } from "./term-counts.ts";
 import { FtsFollower, tierColumn, type RememberedRows } from "./fts-follow.ts";
+import { inSearchWrite } from "./search-file.ts";
 import { WRITER, WriteTurn } from "./write-turn.ts";
 
 /** The budget benches and tests give stores they open themselves; a server's comes from SEARCH_MEMORY_MB (src/config.ts). */
@@ -101,7 +102,7 @@ function prepare(sqlite: Database) {
     orphans: sqlite.query<{ pk: number }, []>("SELECT pk FROM search_vectors WHERE pk NOT IN (SELECT pk FROM posts WHERE superseded_by IS NULL)"),
     log: sqlite.query<unknown, [number, string | null]>("INSERT INTO search_log(pk, removed) VALUES (?, ?)"),
     // Never a row not folded into the term counts yet (term-counts.ts), nor one the FTS5 index has not followed (fts-follow.ts).
-    trimLog: sqlite.query<unknown, [number]>("DELETE FROM search_log WHERE seq <= (SELECT min(?1, terms_seq, fts_seq) FROM search_totals)"),
+    trimLog: sqlite.query<unknown, [number]>("DELETE FROM search_log WHERE seq <= (SELECT min(?1, terms_seq, fts_seq) FROM search_state)"),
   };
 }
 
@@ -183,7 +184,7 @@ export class SqliteSearch implements SearchSource {
     }
     this.turn.take(WRITER);
     try {
-      this.sqlite.transaction(() => this.fts.apply(this.ftsRows)).immediate();
+      inSearchWrite(this.sqlite, () => this.fts.apply(this.ftsRows));
       this.ftsRows.clear();
     } finally {
       this.turn.give(WRITER);

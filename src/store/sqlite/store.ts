@@ -1,4 +1,5 @@
-// The SQLite engine: one file in DATA_DIR (connection.ts), request writes
+// The SQLite engine: one file in DATA_DIR (connection.ts) and the search file
+// beside it (search-file.ts: what follows the search log), request writes
 // group-committed (group-commit.ts), one class per resource; this class
 // composes them behind the Store interface. bun:sqlite is synchronous, so a
 // transaction runs to completion before any other request's code runs.
@@ -12,6 +13,7 @@ import { SqliteContributors } from "./contributors.ts";
 import { WalCheckpointer } from "./checkpointer.ts";
 import { GroupCommit } from "./group-commit.ts";
 import { migrateDatabase, migrationsCurrent } from "./migrate.ts";
+import { moveSearchTables, rebuildSearchFileIfStale } from "./search-file-setup.ts";
 import { DEFAULT_NOTE_CACHE_BYTES, SqliteNotes } from "./notes.ts";
 import { SqliteOutbox } from "./outbox.ts";
 import * as schema from "./schema.ts";
@@ -64,7 +66,7 @@ export class SqliteStore extends ComposedStore implements Store {
     this.sqlite = openDatabase(options.dataDir, options.durability);
     this.db = drizzle(this.sqlite, { schema });
     this.checkpointer = new WalCheckpointer(this.sqlite, options.durability === "full" ? "FULL" : "NORMAL");
-    // Between the writer and the FTS5 follower's worker thread (search.ts, write-turn.ts).
+    // Between the fold thread and this thread's own writes of the search file (search.ts, write-turn.ts).
     const turn = new WriteTurn();
     // The notes (to announce note changes) and the search index (to follow them in memory) hear of each batch's COMMIT; both are made just below.
     this.commit = new GroupCommit(this.sqlite, {
@@ -81,7 +83,7 @@ export class SqliteStore extends ComposedStore implements Store {
       writeStarted: () => this.searchIndex.writeStarted(),
       writeEnded: (ok) => this.searchIndex.writeEnded(ok),
       beforeCommit: () => this.searchIndex.beforeCommit(),
-    }, turn);
+    });
     this.outbox = new SqliteOutbox(this.sqlite, this.db);
     this.idempotency = new SqliteIdempotency(this.sqlite, this.commit);
     this.searchIndex = new SqliteSearch(this.sqlite, options.searchMemoryBytes ?? 0, options.searchLogKeep, options.searchLoadNowPostings, options.searchFoldEvery, turn);
@@ -129,8 +131,14 @@ export class SqliteStore extends ComposedStore implements Store {
     migrateDatabase(this.sqlite, () => {
       // Rows finished before addresses were dropped on sending (issue 12) lose theirs now.
       this.outbox.forgetFinishedAddresses();
-      this.searchIndex.catchUp();
     });
+    moveSearchTables(this.sqlite.filename);
+    this.sqlite
+      .transaction(() => {
+        rebuildSearchFileIfStale(this.sqlite);
+        this.searchIndex.catchUp();
+      })
+      .immediate();
     await this.searchIndex.startMemory();
   }
 
@@ -159,7 +167,7 @@ export class SqliteStore extends ComposedStore implements Store {
     return isUnavailableError(error);
   }
 
-  /** An online, consistent copy of the database into `file` (must not exist). */
+  /** An online, consistent copy of the database into `file` (must not exist); the search file is not in it: a store opened on the copy makes it again (search-file.ts). */
   async backup(file: string): Promise<void> {
     this.sqlite.query("VACUUM INTO ?").run(file);
   }

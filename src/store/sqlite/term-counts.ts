@@ -14,6 +14,7 @@ import { forEachTermAt, readLengths } from "../../core/search/vector.ts";
 import { netChanges } from "../search-follower.ts";
 import { FoldThread } from "./fold-thread.ts";
 import { passColumns, type FtsFollower, type RememberedRows } from "./fts-follow.ts";
+import { inSearchWrite } from "./search-file.ts";
 import { WORKER, WriteTurn } from "./write-turn.ts";
 
 /**
@@ -129,7 +130,7 @@ const tierOfCounts = (title: number, tags: number, body: number, lengths: [numbe
 
 function prepare(sqlite: Database) {
   return {
-    folded: sqlite.query<{ seq: number }, []>("SELECT terms_seq AS seq FROM search_totals"),
+    folded: sqlite.query<{ seq: number }, []>("SELECT terms_seq AS seq FROM search_state"),
     pendingAfter: sqlite.query<LogRow, [number]>("SELECT seq, pk, removed FROM search_log WHERE seq > ?1 ORDER BY seq"),
     vectorOf: sqlite.query<{ vector: string }, [number]>("SELECT vector FROM search_vectors WHERE pk = ?"),
     // ?1: a JSON array of [term, tier, change] in (term, tier) order, so the B-tree is walked once.
@@ -140,7 +141,7 @@ function prepare(sqlite: Database) {
     dropEmpty: sqlite.query<unknown, [string]>(
       "DELETE FROM search_terms WHERE notes <= 0 AND (term, tier) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?1))",
     ),
-    setFolded: sqlite.query<unknown, [number]>("UPDATE search_totals SET terms_seq = ?"),
+    setFolded: sqlite.query<unknown, [number]>("UPDATE search_state SET terms_seq = ?"),
     tierCounts: sqlite.query<{ term: string; tier: number; notes: number }, [string]>(
       "SELECT term, tier, notes FROM search_terms WHERE term IN (SELECT value FROM json_each(?1))",
     ),
@@ -235,6 +236,29 @@ function applyFold(s: Statements, fold: PreparedFold): boolean {
   return true;
 }
 
+/** Changes of the counts applied in one statement at most (a search file made again holds every term). */
+const COUNT_CHANGES_AT_ONCE = 100_000;
+
+/**
+ * Counts stored vectors (`add`), then adds the counts to search_terms
+ * (`write`), which holds none of those notes yet: the search file made again
+ * (search-file-setup.ts).
+ */
+export function vectorCounter(): { add(vector: string): void; write(sqlite: Database): void } {
+  const deltas = new TermDeltas();
+  return {
+    add(vector) {
+      const lengths = readLengths(vector);
+      forEachTermAt(vector, (start, end, title, tags, body) => deltas.bumpIn(vector, start, end, tierOfCounts(title, tags, body, lengths), 1));
+    },
+    write(sqlite) {
+      const { changes } = deltas.changes();
+      const { apply } = prepare(sqlite);
+      for (let at = 0; at < changes.length; at += COUNT_CHANGES_AT_ONCE) apply.run(JSON.stringify(changes.slice(at, at + COUNT_CHANGES_AT_ONCE)));
+    },
+  };
+}
+
 /** What the fold thread did on a request: the fold it prepared (null: none pending), whether it was written, and the FTS5 rows it made. */
 export interface FoldOutcome {
   prepared: PreparedFold | null;
@@ -270,7 +294,7 @@ export function foldWriter(sqlite: Database, turn: WriteTurn, fts?: FtsFollower)
   const inTurn = <T>(write: () => T): T => {
     turn.take(WORKER);
     try {
-      return sqlite.transaction(write).immediate();
+      return inSearchWrite(sqlite, write);
     } finally {
       turn.give(WORKER);
     }
@@ -442,12 +466,10 @@ export class SqliteTermCounts {
    * SQLITE_BUSY_SNAPSHOT if the fold thread committed in between.
    */
   fold(): void {
-    this.sqlite
-      .transaction(() => {
-        const prepared = prepareFold(this.s, this.indexed);
-        if (prepared) applyFold(this.s, prepared);
-      })
-      .immediate();
+    inSearchWrite(this.sqlite, () => {
+      const prepared = prepareFold(this.s, this.indexed);
+      if (prepared) applyFold(this.s, prepared);
+    });
     this.folded();
   }
 
