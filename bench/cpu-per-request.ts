@@ -18,7 +18,6 @@
 // never written. The server is measured once its CPU has settled after start
 // (in-memory search postings built). Re-run it after a change of the engines
 // and refresh the tables of docs/deploy.md ("Sizing") and docs/benchmarks.md.
-import { Database } from "bun:sqlite";
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -27,6 +26,7 @@ import { copySqliteToPostgres } from "../src/store/copy.ts";
 import { cluster, freshDatabase } from "../test/helpers/postgres.ts";
 import { Rng, seedComment, seedNote } from "./seed.ts";
 import { benchArgs, getNoteLua, keyListLua, lua, searchLua, startServer, wrkArgv } from "./wrk.ts";
+import { openCorpus } from "./data-files.ts";
 
 const args = benchArgs();
 if (!args.from) throw new Error("give --from DIR (a data dir seeded by bench/seed.ts)");
@@ -282,7 +282,7 @@ for (const engine of engines) {
 // the in-memory index and follows the change log (docs/deploy.md, "Sizing"):
 // adding a stored term vector to the index, in-process, over the seeded notes.
 const applied = (() => {
-  const db = new Database(join(args.from, "cairn.db"), { readonly: true });
+  const db = openCorpus(args.from);
   const rows = db.query("SELECT pk, vector FROM search_vectors ORDER BY pk LIMIT 50000").all() as { pk: number; vector: string }[];
   db.close();
   const index = new MemoryIndex();

@@ -9,7 +9,7 @@
 // and what the variant leaves of the rate (off / on). Notes: the bench notes
 // of bench/run.ts (every one a near-duplicate of the others, the worst case
 // for hints) or webmasters questions (title + 600 body characters).
-import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../src/config.ts";
@@ -17,6 +17,7 @@ import { Cairn } from "../src/core/service.ts";
 import { SqliteStore } from "../src/store/sqlite/store.ts";
 import { EVAL_DIR } from "./quality/collection.ts";
 import { benchArgs } from "./wrk.ts";
+import { copyDatabase } from "./data-files.ts";
 
 const args = benchArgs();
 const from = args.from ?? "/tmp/wt20-seed-100k";
@@ -25,7 +26,7 @@ const variant = args.variant ?? "both";
 const rounds = Number(args.rounds ?? 3);
 const seconds = Number(args.seconds ?? 4);
 const dir = mkdtempSync(join(tmpdir(), "cairn-hint-cost-"));
-copyFileSync(join(from, "cairn.db"), join(dir, "cairn.db"));
+copyDatabase(from, dir);
 const store = new SqliteStore({ dataDir: dir, searchMemoryBytes: 2 ** 31 });
 await store.migrate();
 await store.searchMemoryBuilt();

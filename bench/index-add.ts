@@ -11,10 +11,10 @@
 // (stage=N: notes staged at most; flush=batch: the staged postings appended after every batch, as when a
 // search or similar-notes lookup follows each group commit; otherwise at the
 // end of a round).
-import { Database } from "bun:sqlite";
 import { join, resolve } from "node:path";
 import { headNote } from "./headheavy.ts";
 import { benchArgs } from "./wrk.ts";
+import { openCorpus } from "./data-files.ts";
 
 const args = benchArgs();
 const dir = args.dir ?? "/tmp/h100k";
@@ -28,7 +28,7 @@ const variants = (args.variants ?? "src=.").split("|").map((spec) => {
   return { name: spec.trim(), settings: Object.fromEntries(pairs) as Record<string, string> };
 });
 
-const db = new Database(join(dir, "cairn.db"), { readonly: true });
+const db = openCorpus(dir);
 const termSizes = db.query<{ term: string; notes: number }, []>("SELECT term, sum(notes) AS notes FROM search_terms GROUP BY term").all();
 const vectors = db.query<{ pk: number; vector: string }, []>("SELECT pk, vector FROM search_vectors ORDER BY pk").all();
 db.close();

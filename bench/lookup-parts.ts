@@ -17,12 +17,13 @@
 // `--deleted N` first deletes N notes, every tenth of the newest 10·N, so the
 // common terms' lists hold removed notes' postings (they stay until a
 // compaction) where the lookup reads its newest holders.
-import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { headNote } from "./headheavy.ts";
 import { EVAL_DIR } from "./quality/collection.ts";
 import { benchArgs } from "./wrk.ts";
+import { copyDatabase, openCorpus } from "./data-files.ts";
 
 const args = benchArgs();
 const repo = args.repo ?? join(import.meta.dir, "..");
@@ -37,7 +38,7 @@ const noteVector: (title: string, tags: string[], body: string) => { encoded: st
   vectors.noteVector ?? ((title, tags, body) => ({ encoded: vectors.encodeVector(termVector(title, tags, body)) }));
 
 const dir = mkdtempSync(join(tmpdir(), "cairn-lookup-parts-"));
-copyFileSync(join(from, "cairn.db"), join(dir, "cairn.db"));
+copyDatabase(from, dir);
 const store = new SqliteStore({ dataDir: dir, searchMemoryBytes: 2 ** 31 });
 await store.migrate();
 await store.searchMemoryBuilt();
@@ -51,8 +52,7 @@ const notes =
 
 const deleted = Number(args.deleted ?? 0);
 if (deleted > 0) {
-  const { Database } = await import("bun:sqlite");
-  const db = new Database(join(dir, "cairn.db"), { readonly: true });
+  const db = openCorpus(dir);
   const newest = db.query("SELECT id, contributor_no AS contributorNo FROM posts ORDER BY pk DESC LIMIT ?").all(10 * deleted) as { id: string; contributorNo: number }[];
   db.close();
   for (let i = 0; i < newest.length; i += 10) await store.deleteNote(newest[i].id, newest[i].contributorNo);

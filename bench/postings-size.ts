@@ -4,15 +4,14 @@
 // Prints the postings and terms, the index's own byte count (MemoryIndex.bytes),
 // bytes per posting and per note, and this process's RSS before and after
 // (after a full collection).
-import { Database } from "bun:sqlite";
-import { join } from "node:path";
 import { MemoryIndex } from "../src/core/search/memory-index.ts";
 import { benchArgs } from "./wrk.ts";
+import { openCorpus } from "./data-files.ts";
 
 const args = benchArgs();
 const dir = args.dir ?? "/tmp/b1m";
 const limit = Number(args.notes ?? Number.MAX_SAFE_INTEGER);
-const db = new Database(join(dir, "cairn.db"), { readonly: true });
+const db = openCorpus(dir);
 Bun.gc(true);
 const before = process.memoryUsage();
 const rssBefore = before.rss;

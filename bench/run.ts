@@ -10,12 +10,12 @@
 // --data reuses a directory made by bench/seed.ts (e.g. 1M notes) instead of seeding;
 // the write scenarios run on a copy of it, so it stays as seeded.
 // Needs wrk (Debian: apt-get install wrk).
-import { Database } from "bun:sqlite";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { EVAL_DIR } from "./quality/collection.ts";
 import { benchArgs, getNoteLua, keyListLua, parseWrk, searchLua, startServer, wrkArgv, type Figures } from "./wrk.ts";
+import { copyDatabase, openCorpus } from "./data-files.ts";
 
 const args = benchArgs();
 const notes = Number(args.notes ?? 100_000);
@@ -36,7 +36,7 @@ if (!args.data) {
   if (seed.exitCode !== 0) throw new Error("seeding failed");
 }
 const { noteCount, postings } = (() => {
-  const db = new Database(join(dataDir, "cairn.db"), { readonly: true });
+  const db = openCorpus(dataDir);
   const n = (db.query("SELECT count(*) AS n FROM posts").get() as { n: number }).n;
   const p = (db.query("SELECT coalesce(sum(notes), 0) AS p FROM search_terms").get() as { p: number }).p;
   db.close();
@@ -124,7 +124,7 @@ const dbBytes = statSync(join(dataDir, "cairn.db")).size;
 // Writes go to a copy, so the seeded directory stays as seeded for the next run.
 const writeDir = join(work, "writes");
 mkdirSync(writeDir, { mode: 0o700 });
-copyFileSync(join(dataDir, "cairn.db"), join(writeDir, "cairn.db"));
+copyDatabase(dataDir, writeDir);
 // Writes run 10 s at least: long enough for checkpoints and index merges to show.
 const writeSeconds = Math.max(10, duration);
 const createScript = `${keyList}\nlocal n = 0\nrequest = function()\n n = n + 1\n return wrk.format("POST", "/v1/posts", {["Authorization"] = "Bearer " .. key(n), ["Content-Type"] = "application/json"}, '{"title":"bench note ' .. tid .. '-' .. n .. '","body":"a body of words about sqlite and wal mode, number ' .. n .. ' ' .. os.time() .. '","tags":["bench"]}')\nend`;

@@ -7,16 +7,16 @@
 // only their terms). Medians of 7 repetitions, beside another checkout
 // (--repo) in the same run:
 //   bun bench/stage-append.ts --dir /tmp/h100k [--notes 190] [--repo /path/to/other/checkout]
-import { Database } from "bun:sqlite";
 import { join } from "node:path";
 import { headNote } from "./headheavy.ts";
 import { benchArgs } from "./wrk.ts";
+import { openCorpus } from "./data-files.ts";
 
 const args = benchArgs();
 const dir = args.dir ?? "/tmp/h100k";
 const staged = Number(args.notes ?? 190);
 const repos = [join(import.meta.dir, ".."), ...(args.repo ? [args.repo] : [])];
-const db = new Database(join(dir, "cairn.db"), { readonly: true });
+const db = openCorpus(dir);
 const termSizes = db.query<{ term: string; notes: number }, []>("SELECT term, sum(notes) AS notes FROM search_terms GROUP BY term").all();
 const vectors = db.query<{ pk: number; vector: string }, []>("SELECT pk, vector FROM search_vectors ORDER BY pk").all();
 // The most common tail word of the corpus (bench/headheavy.ts), and a head word.

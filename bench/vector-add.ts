@@ -6,8 +6,8 @@
 // by round (the first of a round ran slower), median and least of the rounds:
 //   bun bench/vector-add.ts /tmp/h100k /path/to/other/checkout [more checkouts] [--rounds 6]
 // (docs/benchmarks.md, "Adding notes in passes").
-import { Database } from "bun:sqlite";
 import { resolve } from "node:path";
+import { openCorpus } from "./data-files.ts";
 
 const positional = process.argv.slice(2).filter((arg, i, all) => !arg.startsWith("--") && !all[i - 1]?.startsWith("--"));
 const roundsAt = process.argv.indexOf("--rounds");
@@ -15,7 +15,7 @@ const rounds = roundsAt > 0 ? Number(process.argv[roundsAt + 1]) : 6;
 const [dir, ...others] = positional;
 const trees = [resolve(import.meta.dir, ".."), ...others.map((tree) => resolve(tree))];
 const modules = await Promise.all(trees.map((tree) => import(`${tree}/src/core/search/memory-index.ts`)));
-const db = new Database(`${dir}/cairn.db`, { readonly: true });
+const db = openCorpus(dir);
 const rows = db.query<{ pk: number; vector: string }, []>("SELECT pk, vector FROM search_vectors ORDER BY pk LIMIT 100000").all();
 const termSizes = db.query<{ term: string; notes: number }, []>("SELECT term, sum(notes) AS notes FROM search_terms GROUP BY term").all();
 db.close();

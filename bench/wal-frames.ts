@@ -6,18 +6,19 @@
 // Every frame is a page written at some COMMIT (and copied again at a checkpoint).
 //   bun bench/wal-frames.ts --dir /tmp/h100k [--notes 512]
 import { Database } from "bun:sqlite";
-import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SqliteStore } from "../src/store/sqlite/store.ts";
 import { headNote } from "./headheavy.ts";
 import { benchArgs } from "./wrk.ts";
+import { copyDatabase } from "./data-files.ts";
 
 const args = benchArgs();
 const dir = args.dir ?? "/tmp/h100k";
 const count = Number(args.notes ?? 512);
 const work = mkdtempSync(join(tmpdir(), "cairn-wal-frames-"));
-copyFileSync(join(dir, "cairn.db"), join(work, "cairn.db"));
+copyDatabase(dir, work);
 const store = new SqliteStore({ dataDir: work, searchMemoryBytes: 0, searchFoldEvery: Number.MAX_SAFE_INTEGER });
 await store.migrate();
 const authors: number[] = [];

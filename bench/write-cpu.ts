@@ -18,11 +18,12 @@
 // notes, for the FTS5 follower; counted from the start, those are in the figure).
 // The CPU is robust on a shared
 // host where rates are not; compare variants only inside one run.
-import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { headNote } from "./headheavy.ts";
 import { benchArgs } from "./wrk.ts";
+import { copyDatabase } from "./data-files.ts";
 
 const args = benchArgs();
 const dir = args.dir ?? "/tmp/h100k";
@@ -67,7 +68,7 @@ for (let r = 0; r < rounds; r++) {
     const { SqliteStore } = await import(join(src, "src/store/sqlite/store.ts"));
     timeAdds((await import(join(src, "src/core/search/memory-index.ts"))).MemoryIndex);
     const work = mkdtempSync(join(tmpdir(), "cairn-write-cpu-"));
-    copyFileSync(join(dir, "cairn.db"), join(work, "cairn.db"));
+    copyDatabase(dir, work);
     const on = settings.memory === undefined ? memory : settings.memory === "1";
     const store = new SqliteStore({ dataDir: work, searchMemoryBytes: on ? 1 << 30 : 0, searchFoldEvery: settings.fold ? Number(settings.fold) : undefined });
     await store.migrate();

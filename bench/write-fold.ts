@@ -8,7 +8,7 @@
 // snapshot's time before (with the 1 ms it lets the writer in), the fold's
 // CPU, and the same for an FTS5 pass alone over N more notes.
 //   bun bench/write-fold.ts --dir /tmp/h100k [--sizes 512,1024,2048] [--rounds 2]
-import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { FtsFollower, passColumns } from "../src/store/sqlite/fts-follow.ts";
@@ -17,6 +17,7 @@ import { foldWriter } from "../src/store/sqlite/term-counts.ts";
 import { WriteTurn } from "../src/store/sqlite/write-turn.ts";
 import { headNote } from "./headheavy.ts";
 import { benchArgs } from "./wrk.ts";
+import { copyDatabase } from "./data-files.ts";
 
 const args = benchArgs();
 const dir = args.dir ?? "/tmp/h100k";
@@ -58,7 +59,7 @@ console.log("| notes | fold + FTS5 rows: turn held ms (µs a note) | longest hol
 for (let r = 0; r < rounds; r++) {
   for (const size of sizes) {
     const work = mkdtempSync(join(tmpdir(), "cairn-write-fold-"));
-    copyFileSync(join(dir, "cairn.db"), join(work, "cairn.db"));
+    copyDatabase(dir, work);
     const store = new SqliteStore({ dataDir: work, searchMemoryBytes: 0, searchFoldEvery: 100_000_000 });
     await store.migrate();
     // biome-ignore lint: the writer's own FTS5 passes and folds off, so the notes stay pending for the measured ones

@@ -8,7 +8,7 @@
 // prepared statement, of the analysis and of the commit, per note. `--skip`
 // turns the named statements into no-ops: what the rest would cost without
 // them; `--checkpoint` sets the connection's wal_autocheckpoint (0: none).
-import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { analyze } from "../src/core/search/analyzer.ts";
@@ -17,13 +17,14 @@ import { DEFAULT_SEARCH_MEMORY_BYTES } from "../src/store/sqlite/search.ts";
 import { SqliteStore } from "../src/store/sqlite/store.ts";
 import { headNote } from "./headheavy.ts";
 import { benchArgs } from "./wrk.ts";
+import { copyDatabase } from "./data-files.ts";
 
 const args = benchArgs();
 const dir = args.dir ?? "/tmp/h100k";
 const count = Number(args.notes ?? 2000);
 const batch = Number(args.batch ?? 16);
 const work = mkdtempSync(join(tmpdir(), "cairn-write-parts-"));
-copyFileSync(join(dir, "cairn.db"), join(work, "cairn.db"));
+copyDatabase(dir, work);
 const store = new SqliteStore({ dataDir: work, searchMemoryBytes: "memory" in args ? DEFAULT_SEARCH_MEMORY_BYTES : 0, searchFoldEvery: args.fold ? Number(args.fold) : undefined });
 await store.migrate();
 if ("memory" in args) {

@@ -15,11 +15,12 @@
 // their rates is printed: what that setting costs a write.
 // Each round runs on a fresh copy of the directory's database (so every round
 // starts from the same notes), after the server has built its postings.
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { headNote } from "./headheavy.ts";
 import { benchArgs, keyListLua, lua, parseWrk, wrkArgv, type Figures } from "./wrk.ts";
+import { copyDatabase } from "./data-files.ts";
 
 const args = benchArgs();
 const dir = args.dir ?? "/tmp/h100k";
@@ -89,7 +90,7 @@ async function round(port: number, variant: Record<string, string>): Promise<Fig
   const copy = join(work, `copy-${port}`);
   rmSync(copy, { recursive: true, force: true });
   mkdirSync(copy, { mode: 0o700 });
-  copyFileSync(join(dir, "cairn.db"), join(copy, "cairn.db"));
+  copyDatabase(dir, copy);
   const env: Record<string, string> = { ...(process.env as Record<string, string>), PORT: String(port), HOST: "127.0.0.1", DATA_DIR: copy, LOG_LEVEL: "info", POSTS_PER_HOUR: "0" };
   Object.assign(env, settings);
   const memoryOff = settings.SEARCH_MEMORY_MB === "0";

@@ -39,8 +39,12 @@ export class GroupCommit {
   constructor(
     private readonly sqlite: Database,
     private readonly hooks: CommitHooks,
-    /** A statement that writes nothing to cairn.db but takes its write lock (it is never run for its effect). */
-    private readonly lockStatement = "DELETE FROM main.search_totals WHERE 0",
+    /**
+     * A statement that writes nothing but takes the main file's write lock,
+     * run right after BEGIN; without one a batch begins with BEGIN IMMEDIATE
+     * (which locks every attached file too).
+     */
+    private readonly lockStatement?: string,
   ) {}
 
   /** Runs `work` inside the next batch's transaction; settles after COMMIT. */
@@ -56,8 +60,8 @@ export class GroupCommit {
 
   private get tx() {
     return (this.statements ??= {
-      begin: this.sqlite.prepare("BEGIN"),
-      lock: this.sqlite.prepare(this.lockStatement),
+      begin: this.sqlite.prepare(this.lockStatement ? "BEGIN" : "BEGIN IMMEDIATE"),
+      lock: this.sqlite.prepare(this.lockStatement ?? "SELECT 1"),
       savepoint: this.sqlite.prepare("SAVEPOINT job"),
       release: this.sqlite.prepare("RELEASE job"),
       rollbackTo: this.sqlite.prepare("ROLLBACK TO job"),

@@ -25,6 +25,9 @@ import { WriteTurn } from "./write-turn.ts";
 
 export { databasePath } from "./connection.ts";
 
+/** Takes cairn.db's write lock and no other (group-commit.ts): it writes nothing. */
+const LOCK_DATABASE_FILE = "DELETE FROM main.search_totals WHERE 0";
+
 export interface SqliteOptions {
   dataDir: string;
   durability?: Durability;
@@ -83,7 +86,7 @@ export class SqliteStore extends ComposedStore implements Store {
       writeStarted: () => this.searchIndex.writeStarted(),
       writeEnded: (ok) => this.searchIndex.writeEnded(ok),
       beforeCommit: () => this.searchIndex.beforeCommit(),
-    });
+    }, LOCK_DATABASE_FILE);
     this.outbox = new SqliteOutbox(this.sqlite, this.db);
     this.idempotency = new SqliteIdempotency(this.sqlite, this.commit);
     this.searchIndex = new SqliteSearch(this.sqlite, options.searchMemoryBytes ?? 0, options.searchLogKeep, options.searchLoadNowPostings, options.searchFoldEvery, turn);
