@@ -7,6 +7,9 @@
 //      `binary=PATH` runs another build, e.g. main's, beside this one)
 //     [--lua FILE]   (only write the wrk script)
 //     [--warmup 1]   (seconds of uncounted writes first, other notes: the route's first request compiles its handler, ~0.3-0.9 s)
+// A variant's `dir=DIR` copies its database from DIR instead of --dir (the same
+// notes and keys in another layout, e.g. the layout before the search file for
+// a build from before it, beside --dir's moved copy for this one).
 // A variant's `cwd=DIR` runs its server in DIR; by default it runs in a temp
 // directory, as a deployed server does: a build that finds a module by a path
 // relative to the working directory (the fold thread's worker did, up to
@@ -86,11 +89,11 @@ function cpuOf(pid: number): { all: number; main: number; workers: Map<string, n
 }
 
 async function round(port: number, variant: Record<string, string>): Promise<Figures & { ms: number; cpuAll: number; cpuMain: number; cpuWorkers: number[] }> {
-  const { binary: chosen, cwd, ...settings } = variant;
+  const { binary: chosen, cwd, dir: from, ...settings } = variant;
   const copy = join(work, `copy-${port}`);
   rmSync(copy, { recursive: true, force: true });
   mkdirSync(copy, { mode: 0o700 });
-  copyDatabase(dir, copy);
+  copyDatabase(from ?? dir, copy);
   const env: Record<string, string> = { ...(process.env as Record<string, string>), PORT: String(port), HOST: "127.0.0.1", DATA_DIR: copy, LOG_LEVEL: "info", POSTS_PER_HOUR: "0" };
   Object.assign(env, settings);
   const memoryOff = settings.SEARCH_MEMORY_MB === "0";
