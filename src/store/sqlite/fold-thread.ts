@@ -5,16 +5,15 @@
 // their notes' vectors, summing, sorting and encoding the changes, then one
 // upsert. A worker thread with a connection of its own (fold-worker.ts) now
 // prepares it in one read snapshot and writes it in a short transaction of
-// its own, in its write turn (write-turn.ts: the writer's batches defer
-// meanwhile), if the counts have not moved since (another process folded):
-// the counts stay exact at every read, as before, because readers add the log
-// rows not folded yet. After each fold it brings the FTS5 index level with
-// the log (fts-follow.ts), in a transaction of its own, so the writer makes no
-// FTS5 pass while it runs ("fifth round"). Its commits empty the writer's page
-// cache (SQLite does so whenever another connection wrote), which is why it
-// writes once per THREAD_FOLD_FACTOR x FOLD_EVERY rows and no oftener. If the
-// worker cannot start or fails, the writer folds (and makes the FTS5 passes)
-// on its own thread again.
+// its own, in its write turn (write-turn.ts), if the counts have not moved
+// since (another process folded): the counts stay exact at every read, as
+// before, because readers add the log rows not folded yet. After each fold it
+// brings the FTS5 index level with the log (fts-follow.ts), in a transaction
+// of its own, so the writer makes no FTS5 pass while it runs ("fifth round").
+// It writes only the search file (search-file.ts), so the writer's batches,
+// which lock only cairn.db, go on meanwhile ("seventh round"). If the worker
+// cannot start or fails, the writer folds (and makes the FTS5 passes) on its
+// own thread again.
 import type { FoldReply, FoldRequest } from "./fold-worker.ts";
 import type { WrittenVectors } from "./term-counts.ts";
 import { WORKER, type WriteTurn } from "./write-turn.ts";

@@ -19,12 +19,11 @@
 // passes instead, on its own connection, with each fold: in the transaction
 // that writes the fold (more passes after it when the rows are many, as
 // after a start), their vectors read in a short snapshot and parsed before it
-// takes the write turn. The writer then makes none. Every
-// commit by another connection empties the writer's page cache (SQLite resets
-// it when the WAL changed under it): a worker that made a pass after every
-// batch cost the writer about what the FTS5 rows had (measured and not kept),
-// so the passes come with the folds, a few per thousand notes
-// (docs/benchmarks.md, "Writes of ~2 KB notes, fifth round").
+// takes the write turn. The writer then makes none. The passes come with the
+// folds, a few per thousand notes (docs/benchmarks.md, "Writes of ~2 KB
+// notes, fifth round"); since the search file (search-file.ts) they write
+// only that file, so the writer neither waits for them nor loses its page
+// cache to their commits ("seventh round").
 import type { Database } from "bun:sqlite";
 import { tierOf, TIERS } from "../../core/search/ranking.ts";
 import { forEachTerm, readLengths, termCount } from "../../core/search/vector.ts";

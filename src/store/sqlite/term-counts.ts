@@ -35,12 +35,12 @@ export const FOLD_EVERY = 512;
 export const FOLD_TERMS = 200_000;
 /**
  * The fold thread folds every this many times `foldEvery` rows (or at
- * THREAD_FOLD_TERMS terms), and brings the FTS5 index level right after.
- * Its writes are in the write turn, so the writer's batches wait for them: a
- * fold with its FTS5 rows holds the turn less a note the larger
- * it is (the distinct terms grow slower than the notes; an FTS5 pass writes
- * fewer segments), measured by bench/write-fold.ts (docs/benchmarks.md,
- * "Writes of ~2 KB notes, fifth round").
+ * THREAD_FOLD_TERMS terms), and brings the FTS5 index level right after: a
+ * fold with its FTS5 rows costs less a note the larger it is (the distinct
+ * terms grow slower than the notes; an FTS5 pass writes fewer segments),
+ * measured by bench/write-fold.ts (docs/benchmarks.md, "Writes of ~2 KB
+ * notes, fifth round"). Since the search file (search-file.ts) the writer's
+ * batches no longer wait for them ("seventh round").
  */
 export const THREAD_FOLD_FACTOR = 4;
 /**
@@ -270,9 +270,8 @@ export interface FoldOutcome {
  * The fold thread's FTS5 passes (fts-follow.ts) hold at most the rows or
  * terms of one of its folds, so that one pass brings the FTS5 index level
  * after a fold (rows left over, as after a start, go in more passes of that
- * size). Each commit of the thread empties the writer's page cache, so they
- * are few; the pages of one transaction grow the WAL past the checkpoints
- * (checkpointer.ts).
+ * size). The pages of one transaction grow the search file's WAL past its
+ * checkpoints (the thread's own autocheckpoint, fold-worker.ts).
  */
 const FTS_PASS_ROWS = THREAD_FOLD_FACTOR * FOLD_EVERY;
 const FTS_PASS_TERMS = THREAD_FOLD_TERMS;
@@ -283,8 +282,9 @@ const FTS_PASS_TERMS = THREAD_FOLD_TERMS;
  * write turn (write-turn.ts). With `fts`, the same transaction brings the
  * FTS5 index level with the log (fts-follow.ts; in more passes, each a
  * transaction, when the rows are many), its notes' columns also read in the
- * snapshot. Its commits empty the writer's page cache, so there are few
- * (docs/benchmarks.md, "Writes of ~2 KB notes, fifth round").
+ * snapshot. It writes only the search file (search-file.ts), in transactions
+ * that lock only that file (docs/benchmarks.md, "Writes of ~2 KB notes,
+ * fifth round" and "seventh round").
  */
 export function foldWriter(sqlite: Database, turn: WriteTurn, fts?: FtsFollower): (written?: WrittenVectors) => FoldOutcome {
   const s = prepare(sqlite);

@@ -1,12 +1,14 @@
-// Whose turn it is to write, between the thread that serves requests and a
-// worker thread of the same process that writes too (the FTS5 follower,
-// fts-thread.ts): one word in shared memory. Each takes the turn before its
-// BEGIN IMMEDIATE and gives it back after its COMMIT, so neither ever waits
-// in SQLite's busy handler for the other. The busy handler sleeps (1, 2, 5 ms
-// ...), and on the serving thread a sleep stops every request; with the turn
-// taken by the worker the writer instead defers its batch (the requests queue
-// and their parsing goes on) until the turn is given back.
-// Other processes (`cairn admin`) are ordered by SQLite's lock, as before.
+// Whose turn it is to write the search file (search-file.ts), between the
+// fold thread (fold-worker.ts) and the thread that serves requests when it
+// writes that file itself (a search on the FTS5 path bringing the index
+// level, search.ts): one word in shared memory. Each takes the turn before
+// its transaction and gives it back after its COMMIT, so neither waits in
+// SQLite's busy handler for the other. The group commit's batches write
+// cairn.db and take no turn: the fold thread never writes cairn.db. (Until
+// the search file, both wrote cairn.db and every batch took the turn,
+// deferring while the worker wrote: docs/benchmarks.md, "Writes of ~2 KB
+// notes, seventh round".) Other processes (`cairn admin`) are ordered by
+// SQLite's lock, as before.
 
 const FREE = 0;
 /** Who holds the turn. */
