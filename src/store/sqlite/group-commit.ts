@@ -34,7 +34,7 @@ export interface CommitHooks {
 export class GroupCommit {
   private queue: Job[] = [];
   private flushScheduled = false;
-  private statements?: Record<"begin" | "lock" | "savepoint" | "release" | "rollbackTo" | "commit" | "rollback", Statement>;
+  private statements?: Record<"begin" | "savepoint" | "release" | "rollbackTo" | "commit" | "rollback", Statement> & { lock: Statement | null };
 
   constructor(
     private readonly sqlite: Database,
@@ -61,7 +61,7 @@ export class GroupCommit {
   private get tx() {
     return (this.statements ??= {
       begin: this.sqlite.prepare(this.lockStatement ? "BEGIN" : "BEGIN IMMEDIATE"),
-      lock: this.sqlite.prepare(this.lockStatement ?? "SELECT 1"),
+      lock: this.lockStatement ? this.sqlite.prepare(this.lockStatement) : null,
       savepoint: this.sqlite.prepare("SAVEPOINT job"),
       release: this.sqlite.prepare("RELEASE job"),
       rollbackTo: this.sqlite.prepare("ROLLBACK TO job"),
@@ -87,7 +87,7 @@ export class GroupCommit {
     try {
       this.tx.begin.run();
       try {
-        this.tx.lock.run();
+        this.tx.lock?.run();
       } catch (error) {
         this.tx.rollback.run();
         throw error;

@@ -37,13 +37,19 @@ export const searchTables = (tiers: number) => [
  * Attaches the search file beside the connection's database as schema
  * `search` (created, owner-only, in WAL mode, when missing and the
  * connection may write). Unqualified names find its tables: cairn.db no
- * longer holds tables of those names once the store has opened it (moveSearchTables).
+ * longer holds tables of those names once the store has opened it
+ * (moveSearchTables). Its commits are not synced (synchronous NORMAL, whatever
+ * DURABILITY says of cairn.db): a commit lost to a power cut leaves the file
+ * behind or ahead of cairn.db's log, which the next open finds and follows or
+ * makes again (search-file-setup.ts).
  */
 export function attachSearchFile(sqlite: Database, readonly = false): void {
   const file = searchFileBeside(sqlite.filename);
   if (!readonly && !existsSync(file)) closeSync(openSync(file, "a", 0o600));
   sqlite.query(`ATTACH DATABASE ? AS ${SEARCH_SCHEMA}`).run(file);
-  if (!readonly) sqlite.exec(`PRAGMA ${SEARCH_SCHEMA}.journal_mode = WAL`);
+  if (readonly) return;
+  sqlite.exec(`PRAGMA ${SEARCH_SCHEMA}.journal_mode = WAL`);
+  sqlite.exec(`PRAGMA ${SEARCH_SCHEMA}.synchronous = NORMAL`);
 }
 
 /** A write transaction that locks the search file only (BEGIN IMMEDIATE would lock cairn.db as well: it takes every attached file). */
