@@ -11,12 +11,12 @@ import { Database } from "bun:sqlite";
 import { copyFileSync, existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { searchRequest } from "../../src/core/search/query.ts";
-import { tierOf, TIERS } from "../../src/core/search/ranking.ts";
-import { forEachTerm, readLengths } from "../../src/core/search/vector.ts";
+import { TIERS } from "../../src/core/search/ranking.ts";
 import { ftsColumns } from "../../src/store/sqlite/fts-follow.ts";
 import { attachSearchFile, SEARCH_FILE_NAME, tierColumn } from "../../src/store/sqlite/search-file.ts";
 import { SqliteStore } from "../../src/store/sqlite/store.ts";
 import { tempDir } from "../helpers/server.ts";
+import { countedFromVectors } from "../helpers/term-truth.ts";
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
@@ -43,14 +43,7 @@ async function write(store: SqliteStore, from: number, count: number): Promise<v
 
 /** What the database path answers, and the counts per tier against those counted from the vectors. */
 async function answers(store: SqliteStore): Promise<string[][]> {
-  const counts = new Map<string, number[]>();
-  for (const { vector } of store.sqlite.query<{ vector: string }, []>("SELECT vector FROM search_vectors").all()) {
-    const lengths = readLengths(vector);
-    forEachTerm(vector, (term, title, tags, body) => {
-      if (!counts.has(term)) counts.set(term, new Array<number>(TIERS).fill(0));
-      counts.get(term)![tierOf([title, tags, body], lengths)]++;
-    });
-  }
+  const counts = countedFromVectors(store);
   const terms = [...counts.keys()];
   expect(store.searchIndex.tierCounts(terms)).toEqual(terms.map((term) => counts.get(term)!));
   return Promise.all(QUERIES.map(async (query) => (await store.search(searchRequest(query, 50))).map((note) => note.title)));

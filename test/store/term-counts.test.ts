@@ -8,11 +8,11 @@
 // applied between write batches (fold-thread.ts); the same checks hold.
 import { afterAll, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
-import { tierOf, TIERS } from "../../src/core/search/ranking.ts";
-import { forEachTerm, readLengths } from "../../src/core/search/vector.ts";
+import { TIERS } from "../../src/core/search/ranking.ts";
 import { SqliteStore } from "../../src/store/sqlite/store.ts";
 import { FOLD_EVERY, FOLD_TERMS, THREAD_FOLD_FACTOR } from "../../src/store/sqlite/term-counts.ts";
 import { tempDir } from "../helpers/server.ts";
+import { countedFromVectors } from "../helpers/term-truth.ts";
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
@@ -27,17 +27,7 @@ function generator(seed: number) {
 }
 
 /** Notes holding each term per tier, counted from the stored vectors. */
-function truth(store: SqliteStore): Map<string, number[]> {
-  const counts = new Map<string, number[]>();
-  for (const { vector } of store.sqlite.query<{ vector: string }, []>("SELECT vector FROM search_vectors").all()) {
-    const lengths = readLengths(vector);
-    forEachTerm(vector, (term, title, tags, body) => {
-      if (!counts.has(term)) counts.set(term, new Array<number>(TIERS).fill(0));
-      counts.get(term)![tierOf([title, tags, body], lengths)]++;
-    });
-  }
-  return counts;
-}
+const truth = countedFromVectors;
 
 const logState = (store: SqliteStore) =>
   store.sqlite
