@@ -1,6 +1,6 @@
 // What build.ts (this platform) and release.ts (every platform) share: the
 // compile options, and the commit stamped into `cairn version`.
-import { BUILD_ROOT, FOLD_WORKER_ENTRY } from "./src/store/sqlite/fold-thread.ts";
+import { BUILD_ROOT, WORKER_ENTRIES } from "./src/store/sqlite/worker-url.ts";
 
 /** The checked-out commit (with "-dirty" when the tree has changes), or "unknown" outside git. */
 export function buildCommit(): string {
@@ -12,9 +12,9 @@ export function buildCommit(): string {
 
 export async function compile(options: { outfile: string; commit: string; target?: Bun.Build.CompileTarget }): Promise<void> {
   const result = await Bun.build({
-    // The fold thread's worker is an entry point of its own (src/store/sqlite/fold-thread.ts names it).
-    entrypoints: ["./src/main.ts", FOLD_WORKER_ENTRY],
-    // Named: the worker is found in the executable by its path under the root (fold-thread.ts, workerSpecifier).
+    // The worker threads' modules are entry points of their own (src/store/sqlite/worker-url.ts names them).
+    entrypoints: ["./src/main.ts", ...WORKER_ENTRIES],
+    // Named: a worker is found in the executable by its path under the root (worker-url.ts, workerUrl).
     root: BUILD_ROOT,
     compile: options.target ? { outfile: options.outfile, target: options.target } : { outfile: options.outfile },
     minify: true,

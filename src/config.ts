@@ -45,6 +45,8 @@ export interface Config {
    * docs/design.md, "Search".
    */
   searchMemoryBytes: number;
+  /** The in-memory postings on a thread of their own, off the thread that serves requests (SEARCH_THREAD; docs/design.md, "The search thread"). */
+  searchThread: boolean;
   /** List near-duplicates in the answer of POST /v1/posts (SIMILAR_NOTES; docs/design.md, "Similar notes"). */
   similarNotes: boolean;
   /** Refuse titles, bodies, tags and comments holding a credential (SECRET_SCAN; docs/design.md, "Secrets"). */
@@ -133,6 +135,7 @@ export function loadConfig(env: Env = process.env): Config {
     welcomeMailsPerAddressPerDay: intSetting(env, "WELCOME_MAILS_PER_ADDRESS_PER_DAY", 1),
     noteCacheBytes: intSetting(env, "NOTE_CACHE_MB", 64, 0, 65_536) * 1024 * 1024,
     searchMemoryBytes: intSetting(env, "SEARCH_MEMORY_MB", defaultSearchMemoryMb(), 0, 1_048_576) * 1024 * 1024,
+    searchThread: boolSetting(env, "SEARCH_THREAD", true),
     secretScan: boolSetting(env, "SECRET_SCAN", true),
     similarNotes: boolSetting(env, "SIMILAR_NOTES", true),
     breakers: {

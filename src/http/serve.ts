@@ -71,9 +71,18 @@ export async function runServe(args: string[]): Promise<number> {
   }
   // A signal file removed or replaced under a running server would leave it
   // deaf to revokes and other servers' note changes: map the new one, say so.
+  // Postings that served searches and stopped (over budget after growth, the
+  // search thread failed) are said once too.
+  let postingsServed = false;
   const signalCheck = setInterval(() => {
     for (const path of store.remapReplacedSignals()) {
       log.warn("a change-signal file was removed or replaced while running; mapped the new one and forgot what it remembered", { path });
+    }
+    const reason = store.searchMemoryOffReason;
+    if (reason === null) postingsServed = true;
+    else if (postingsServed && reason !== "closed") {
+      postingsServed = false;
+      log.warn("search stays on the database index (exact, slower)", { reason });
     }
   }, SIGNAL_CHECK_MS);
   signalCheck.unref();

@@ -21,7 +21,7 @@ export { databasePath as sqliteDatabasePath } from "./sqlite/connection.ts";
  * an error (StoreNotFound) instead of a new, empty database.
  */
 export function openStore(
-  config: Pick<Config, "dataDir" | "databaseUrl" | "databasePoolSize" | "durability"> & Partial<Pick<Config, "noteCacheBytes" | "searchMemoryBytes">>,
+  config: Pick<Config, "dataDir" | "databaseUrl" | "databasePoolSize" | "durability"> & Partial<Pick<Config, "noteCacheBytes" | "searchMemoryBytes" | "searchThread">>,
   options: { mustExist?: boolean } = {},
 ): Store {
   if (config.databaseUrl !== null)
@@ -34,7 +34,13 @@ export function openStore(
   if (options.mustExist && !existsSync(databasePath(config.dataDir))) {
     throw new StoreNotFound(`no database at ${databasePath(config.dataDir)} (set DATA_DIR or --data-dir, or DATABASE_URL)`);
   }
-  return new SqliteStore({ dataDir: config.dataDir, durability: config.durability, noteCacheBytes: config.noteCacheBytes, searchMemoryBytes: config.searchMemoryBytes });
+  return new SqliteStore({
+    dataDir: config.dataDir,
+    durability: config.durability,
+    noteCacheBytes: config.noteCacheBytes,
+    searchMemoryBytes: config.searchMemoryBytes,
+    searchThread: config.searchThread,
+  });
 }
 
 /** Where the store lives, for the start-up log line: never the URL (it may hold a password). */

@@ -158,14 +158,15 @@ describe("dist/cairn admin against the running binary server", () => {
 });
 
 describe("dist/cairn's worker threads", () => {
-  // The fold thread's worker is an entry point of its own in the executable
-  // (fold-thread.ts, workerSpecifier). Its source path, resolved against the
-  // working directory, loaded nowhere but in the repository, so a deployed
-  // server folded on its serving thread without a word. Run from its data
-  // directory (startServer), the executable must start it: after the first
-  // fold (FOLD_EVERY log rows) and the checkpointer's start (its first
-  // batches), two worker threads run. Linux only (/proc).
-  test.skipIf(process.platform !== "linux")("the fold thread starts from the executable run outside the repository", async () => {
+  // The fold thread's and the search thread's workers are entry points of
+  // their own in the executable (worker-url.ts). The fold worker's source
+  // path, resolved against the working directory, once loaded nowhere but in
+  // the repository, so a deployed server folded on its serving thread without
+  // a word. Run from its data directory (startServer), the executable must
+  // start them: the search thread at start, and after the first fold
+  // (FOLD_EVERY log rows) and the checkpointer's start (its first batches),
+  // three worker threads run. Linux only (/proc).
+  test.skipIf(process.platform !== "linux")("the fold and search threads start from the executable run outside the repository", async () => {
     const own = await startServer({ binary: true, env: { POSTS_PER_HOUR: "0", SIMILAR_NOTES: "0", LOG_LEVEL: "warn" } });
     try {
       const author = await register(own.url);
@@ -178,11 +179,12 @@ describe("dist/cairn's worker threads", () => {
         readdirSync(`/proc/${own.proc.pid}/task`).filter((task) => readFileSync(`/proc/${own.proc.pid}/task/${task}/comm`, "utf8").trim() === "Worker").length;
       await write(0, 600);
       const deadline = Date.now() + 10_000;
-      while (workers() < 2 && Date.now() < deadline) await Bun.sleep(50);
-      // A worker that failed to load lives for a moment before it is ended: both must still run after more writes.
+      while (workers() < 3 && Date.now() < deadline) await Bun.sleep(50);
+      // A worker that failed to load lives for a moment before it is ended: all must still run after more writes.
       await Bun.sleep(500);
       await write(600, 700);
-      expect(workers()).toBe(2);
+      expect(workers()).toBe(3);
+      expect(own.logs()).not.toContain("search thread failed");
     } finally {
       await own.stop();
     }

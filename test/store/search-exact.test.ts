@@ -8,8 +8,9 @@
 // words alone lists them by net score, then newest; superseded notes are in
 // neither the results nor the corpus statistics.
 // Any pool, window or sampled statistic that hides a note fails this test.
-// Looped over every engine and both of its search paths: the in-memory
-// postings (the default) and the engine's own index alone (SEARCH_MEMORY_MB=0,
+// Looped over every engine and its search paths: the in-memory postings (the
+// default; on SQLite on the search thread, and on the serving thread with
+// SEARCH_THREAD=0) and the engine's own index alone (SEARCH_MEMORY_MB=0,
 // what runs while the postings are built or when they would not fit: FTS5 on
 // SQLite, the vectors table on PostgreSQL).
 import { afterAll, describe, expect, test } from "bun:test";
@@ -133,6 +134,7 @@ const variants = testEngines().flatMap((engine): Variant[] =>
   engine === "sqlite"
     ? [
         { engine, name: "sqlite, in-memory postings", settings: {}, memory: true },
+        { engine, name: "sqlite, in-memory postings on the serving thread", settings: { SEARCH_THREAD: "0" }, memory: true },
         { engine, name: "sqlite, FTS5 index alone", settings: { SEARCH_MEMORY_MB: "0" }, memory: false },
       ]
     : [
@@ -180,7 +182,7 @@ for (const { engine, name, settings, memory } of variants) describe(name, () => 
             if (gone.supersedes !== null && byId(gone.supersedes).supersededBy === gone.id) byId(gone.supersedes).supersededBy = null;
             if (gone.supersededBy !== null) byId(gone.supersededBy).supersedes = null;
           }
-          if (memory) expect((store as Store & { searchIndex: { memory: { offReason: string | null } } }).searchIndex.memory.offReason).toBeNull();
+          if (memory) expect(store.searchMemoryOffReason).toBeNull();
           else expect(store.searchMemoryOffReason).toBe("SEARCH_MEMORY_MB is 0");
           const searchable = stored.filter((note) => note.supersededBy === null);
           for (const { us, tags, tagsOnly, topicWord, limit } of queries) {

@@ -16,31 +16,8 @@
 // own thread again.
 import type { FoldReply, FoldRequest } from "./fold-worker.ts";
 import type { WrittenVectors } from "./term-counts.ts";
+import { workerUrl } from "./worker-url.ts";
 import { WORKER, type WriteTurn } from "./write-turn.ts";
-
-/** The worker's module, an entry point of its own in the executable (build-common.ts). */
-export const FOLD_WORKER_ENTRY = "./src/store/sqlite/fold-worker.ts";
-/**
- * Where the executable embeds it: build-common.ts compiles with `root`
- * BUILD_ROOT, so the entry is this path beside the main module.
- */
-export const BUILD_ROOT = "./src";
-const EMBEDDED_WORKER = "./store/sqlite/fold-worker.js";
-
-/**
- * From source, the module beside this one; in the executable (its embedded
- * files are under `/$bunfs/root/`, `~BUN/root/` on Windows), the embedded
- * entry as a URL beside the main module's. The entry's source path, which
- * this gave before, is resolved against the working directory: it found the
- * source tree's file when the server ran from the repository (every bench),
- * and nothing elsewhere, so a deployed server folded on its serving thread
- * (docs/benchmarks.md, "Writes of ~2 KB notes, sixth round";
- * test/api/binary.test.ts runs the executable from another directory).
- */
-function workerSpecifier(url = import.meta.url): string {
-  const embedded = url.includes("/$bunfs/") || url.includes("~BUN");
-  return new URL(embedded ? EMBEDDED_WORKER : "./fold-worker.ts", url).href;
-}
 
 /** A fold not prepared within this many ms means the worker is stuck or gone: the writer folds on its own thread from then on. */
 const PREPARE_TIMEOUT_MS = 60_000;
@@ -72,7 +49,7 @@ export class FoldThread {
   start(file: string, turn: WriteTurn): boolean {
     this.turn = turn;
     try {
-      const worker = new Worker(workerSpecifier());
+      const worker = new Worker(workerUrl("fold-worker"));
       worker.unref();
       worker.onmessage = (event: MessageEvent<FoldReply>) => this.answered(event.data);
       worker.onerror = () => this.stop();

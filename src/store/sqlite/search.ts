@@ -11,16 +11,15 @@
 // brought level before it is read (fts-follow.ts).
 // Ranking itself is src/core/search/ranking.ts.
 import type { Database } from "bun:sqlite";
-import { rankInMemory } from "../../core/search/maxscore.ts";
-import type { MemoryIndex } from "../../core/search/memory-index.ts";
-import { queryTerms, resultOrder, searchNotes, type SearchRequest, type SearchSource } from "../../core/search/query.ts";
+import { resultOrder, searchNotes, type SearchRequest, type SearchSource } from "../../core/search/query.ts";
 import { rankSimilar, type SimilarQuery } from "../../core/search/own-score.ts";
 import { rankTopK, TIERS, tierOf, type CorpusStats, type Ranked, type TermAt } from "../../core/search/ranking.ts";
-import { rankSimilarInMemory } from "../../core/search/similar-memory.ts";
-import { MEMORY_DIRECT_COST, rankTagged, type TaggedRanking } from "../../core/search/tagged.ts";
+import { rankTagged } from "../../core/search/tagged.ts";
 import { noteVector, readLengths, termCount, type IndexedVector, type NoteVector } from "../../core/search/vector.ts";
 import type { SearchFollower } from "../search-follower.ts";
 import { sqliteMemorySearch } from "./memory-search.ts";
+import { InProcessPostings, type Postings } from "./postings.ts";
+import { SearchThread } from "./search-thread.ts";
 import { SqliteNoteTags } from "./note-tags.ts";
 import { NOTE_SELECT, type NoteRow } from "./note-row.ts";
 import { SqliteTermCounts } from "./term-counts.ts";
@@ -93,7 +92,8 @@ function prepare(sqlite: Database) {
     vectors: sqlite.query<[number, string], [string]>(
       "SELECT pk, vector FROM search_vectors WHERE pk IN (SELECT value FROM json_each(?1))",
     ),
-    rows: sqlite.query<NoteRow, [string]>(`SELECT ${NOTE_SELECT} FROM posts p WHERE p.pk IN (SELECT value FROM json_each(?1))`),
+    // Never a superseded note: one may be superseded between the search thread's ranking and this read.
+    rows: sqlite.query<NoteRow, [string]>(`SELECT ${NOTE_SELECT} FROM posts p WHERE p.pk IN (SELECT value FROM json_each(?1)) AND p.superseded_by IS NULL`),
     // Superseded notes are kept out of the index (docs/design.md, "Superseding").
     postCount: sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM posts WHERE superseded_by IS NULL"),
     unindexed: sqlite.query<{ pk: number; title: string; tags: string; body: string; score: number; createdAt: number }, []>(
@@ -110,8 +110,13 @@ function prepare(sqlite: Database) {
 export class SqliteSearch implements SearchSource {
   private prepared?: ReturnType<typeof prepare>;
 
-  /** The postings in this process's memory; searches use them once built (see memory-search.ts). */
-  readonly memory: SearchFollower<number>;
+  /** The postings in this process's memory, on the search thread or this one (postings.ts); searches use them once built. */
+  readonly postings: Postings;
+  /** The postings' follower when they are on this thread (benches and tests read the MemoryIndex through it). */
+  get memory(): SearchFollower<number> {
+    if (this.postings instanceof InProcessPostings) return this.postings.follower;
+    throw new Error("the in-memory postings are on the search thread");
+  }
   /** The searchable notes' tags, for tag words (note-tags.ts). */
   readonly tags: SqliteNoteTags;
   /** How many notes hold each term, per tier (term-counts.ts). */
@@ -125,9 +130,11 @@ export class SqliteSearch implements SearchSource {
     foldEvery?: number,
     /** Shared with the store's group commit (write-turn.ts). */
     private readonly turn = new WriteTurn(),
+    /** The postings on a thread of their own (search-thread.ts), when they can be. */
+    searchThread = false,
   ) {
-    this.memory = sqliteMemorySearch(sqlite, memoryBytes, loadNowPostings);
     this.tags = new SqliteNoteTags(sqlite);
+    this.postings = (searchThread && memoryBytes > 0 && startThread(sqlite.filename, memoryBytes, loadNowPostings)) || new InProcessPostings(sqliteMemorySearch(sqlite, memoryBytes, loadNowPostings), this.tags, this);
     this.termCounts = new SqliteTermCounts(sqlite, foldEvery, turn);
     this.fts = new FtsFollower(sqlite);
   }
@@ -157,7 +164,7 @@ export class SqliteSearch implements SearchSource {
   committed(): void {
     this.termCounts.committed();
     if (this.written.size > 0) {
-      this.memory.committed(this.written);
+      this.postings.committed(this.written);
       this.written.clear();
     }
     if (this.followedInBatch) {
@@ -269,7 +276,7 @@ export class SqliteSearch implements SearchSource {
 
   /** Builds the in-memory postings (after migrations). */
   startMemory(): Promise<void> {
-    return this.memory.start();
+    return this.postings.start();
   }
 
   /** Records a change of the index for every process's postings; trims old rows now and then. */
@@ -291,7 +298,7 @@ export class SqliteSearch implements SearchSource {
     const { terms: vector, encoded } = note.vector ?? noteVector(note.title, note.tags, note.body);
     const s = this.s;
     s.insertVector.run(note.pk, encoded);
-    this.written.set(note.pk, vector);
+    this.written.set(note.pk, this.postings.takes === "stored" ? encoded : vector);
     this.addTotals(1, vector.lengths);
     const seq = this.logChange(note.pk, null, vector.counts.size);
     // Neither needs the terms by tier while the fold thread runs: it parses the stored vector, off this thread.
@@ -380,45 +387,19 @@ export class SqliteSearch implements SearchSource {
     return this.termCounts.vocabulary(from, to);
   }
 
-  /** The same ranking over the in-memory postings (term counts and typo vocabulary from them). */
-  private async searchMemory(memory: MemoryIndex, request: SearchRequest): Promise<Ranked[]> {
-    if (request.words.length === 0 || request.limit <= 0) return [];
-    return rankInMemory(memory, await queryTerms(this.memoryTerms(memory), request.words), request.limit);
-  }
-
-  /**
-   * Term counts and the typo vocabulary from the in-memory postings (as on
-   * PostgreSQL): the terms and counts of the notes the postings hold, which
-   * the ranking's statistics are too, and faster than the table's range
-   * query (docs/benchmarks.md, "Issue 18, second round").
-   */
-  private memoryTerms(memory: MemoryIndex) {
-    return {
-      tierCounts: (terms: string[]) => terms.map((term) => [memory.notesWith(term)]),
-      vocabulary: (from: string, to: string) => memory.vocabulary(from, to),
-    };
-  }
-
-  /** The words' best notes among those carrying every tag of the request (tagged.ts), on the path search takes. */
-  private searchTagged(memory: MemoryIndex | null, request: SearchRequest): Promise<Ranked[]> {
-    const ranking: TaggedRanking = memory
-      ? {
-          terms: this.memoryTerms(memory),
-          vectors: this,
-          rankFiltered: (terms, k, accept) => rankInMemory(memory, terms, k, (ordinal) => accept(memory.keyOf(ordinal))),
-          directCost: MEMORY_DIRECT_COST,
-        }
-      : { terms: this, vectors: this, rankFiltered: (terms, k, accept) => rankTopK(this, terms, k, accept), directCost: 1 };
+  /** The words' best notes among those carrying every tag of the request (tagged.ts), on the database index. */
+  private searchTaggedOnIndex(request: SearchRequest): Promise<Ranked[]> {
+    const ranking = { terms: this, vectors: this, rankFiltered: (terms: string[], k: number, accept: (key: number) => boolean) => rankTopK(this, terms, k, accept), directCost: 1 };
     return rankTagged(ranking, request.words, this.tags.tagged(request.tags), request.limit);
   }
 
   /** The notes for a request, best first (core/search/query.ts gives the order). */
   async search(request: SearchRequest): Promise<NoteRow[]> {
     if (request.tags.length > 0 && request.words.length === 0) return this.bestTagged(request);
-    const memory = await this.memory.current();
+    const { words, tags, limit } = request;
     let ranked: Ranked[];
-    if (request.tags.length > 0) ranked = await this.searchTagged(memory, request);
-    else ranked = memory ? await this.searchMemory(memory, request) : await searchNotes(this, request);
+    if (tags.length > 0) ranked = (await this.postings.searchTagged(words, tags, limit)) ?? (await this.searchTaggedOnIndex(request));
+    else ranked = (await this.postings.search(words, limit)) ?? (await searchNotes(this, request));
     if (ranked.length === 0) return [];
     return resultOrder(ranked, this.s.rows.all(JSON.stringify(ranked.map((r) => r.key))), request.limit);
   }
@@ -432,8 +413,7 @@ export class SqliteSearch implements SearchSource {
    */
   async similar(query: SimilarQuery): Promise<{ row: NoteRow; share: number }[]> {
     if (query.terms.length === 0 || query.limit <= 0) return [];
-    const memory = await this.memory.current();
-    const { own, ranked } = memory ? rankSimilarInMemory(memory, query) : await rankSimilar(this, query);
+    const { own, ranked } = (await this.postings.similar(query)) ?? (await rankSimilar(this, query));
     if (ranked.length === 0) return [];
     const shares = new Map(ranked.map((r) => [r.key, r.score / own]));
     return resultOrder(ranked, this.s.rows.all(JSON.stringify(ranked.map((r) => r.key))), query.limit).map((row) => ({ row, share: shares.get(row.pk)! }));
@@ -444,5 +424,14 @@ export class SqliteSearch implements SearchSource {
     const keys = this.tags.best(request.tags, request.limit);
     const rows = new Map(this.s.rows.all(JSON.stringify(keys)).map((row) => [row.pk, row]));
     return keys.flatMap((key) => rows.get(key) ?? []);
+  }
+}
+
+/** The search thread, or null when no worker can be made (the postings stay on this thread). */
+function startThread(file: string, budgetBytes: number, loadNowPostings?: number): SearchThread | null {
+  try {
+    return new SearchThread(file, budgetBytes, loadNowPostings);
+  } catch {
+    return null;
   }
 }

@@ -45,6 +45,12 @@ export interface SqliteOptions {
   searchLoadNowPostings?: number;
   /** Log rows between folds into the term counts (FOLD_EVERY in term-counts.ts; other values only in tests and benches). */
   searchFoldEvery?: number;
+  /**
+   * The in-memory postings on a thread of their own (search-thread.ts;
+   * SEARCH_THREAD, on by default: openStore passes the setting). Off, they
+   * are built on the thread that opens the store (benches read them there).
+   */
+  searchThread?: boolean;
 }
 
 export class SqliteStore extends ComposedStore implements Store {
@@ -89,7 +95,7 @@ export class SqliteStore extends ComposedStore implements Store {
     }, LOCK_DATABASE_FILE);
     this.outbox = new SqliteOutbox(this.sqlite, this.db);
     this.idempotency = new SqliteIdempotency(this.sqlite, this.commit);
-    this.searchIndex = new SqliteSearch(this.sqlite, options.searchMemoryBytes ?? 0, options.searchLogKeep, options.searchLoadNowPostings, options.searchFoldEvery, turn);
+    this.searchIndex = new SqliteSearch(this.sqlite, options.searchMemoryBytes ?? 0, options.searchLogKeep, options.searchLoadNowPostings, options.searchFoldEvery, turn, options.searchThread ?? false);
     this.notes = new SqliteNotes(this.sqlite, this.db, this.commit, this.searchIndex, options.dataDir, options.noteCacheBytes ?? DEFAULT_NOTE_CACHE_BYTES, this.idempotency);
     this.contributors = new SqliteContributors(this.sqlite, this.db, this.commit, this.outbox, options.dataDir);
     this.comments = new SqliteComments(this.db, this.commit, this.notes, this.idempotency);
@@ -109,11 +115,11 @@ export class SqliteStore extends ComposedStore implements Store {
 
   /** Null when note changes are announced across processes; otherwise why not (notes are then never cached). */
   get searchMemoryOffReason(): string | null {
-    return this.searchIndex.memory.offReason;
+    return this.searchIndex.postings.offReason;
   }
 
   searchMemoryBuilt(): Promise<void> {
-    return this.searchIndex.memory.loaded();
+    return this.searchIndex.postings.loaded();
   }
 
   get noteSignalOffReason(): string | null {
@@ -154,7 +160,7 @@ export class SqliteStore extends ComposedStore implements Store {
   }
 
   async close(): Promise<void> {
-    this.searchIndex.memory.close();
+    await this.searchIndex.postings.close();
     await this.searchIndex.termCounts.close();
     this.searchIndex.close();
     await this.checkpointer.close();

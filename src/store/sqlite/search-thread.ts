@@ -1,0 +1,140 @@
+// The in-memory postings on a thread of their own (search-worker.ts; the
+// design: docs/design.md, "The search thread"). Adding a written note's
+// postings, the catch-up's log reads and the postings' garbage were the part
+// of a write the index cost the thread that serves requests, where it bounded
+// the write rate while the second core had time to spare; searches and
+// similar-notes lookups run there too, off that thread
+// (docs/benchmarks.md, "Writes of ~2 KB notes, eighth round: the search thread").
+//
+// After each write batch's COMMIT the serving thread sends the stored vectors
+// of the notes it wrote; the worker reads the log for anything else. Messages
+// arrive in the order sent, and the worker reads the log up to the latest
+// commit before every query, so a query finds every note committed before it
+// was asked, as on the serving thread. If the worker cannot be made, the
+// store keeps the postings on the serving thread (postings.ts); if it fails
+// later, queries take the FTS5 index (exact, slower) and offReason says why.
+import type { SimilarQuery, SimilarRanking } from "../../core/search/own-score.ts";
+import type { Ranked } from "../../core/search/ranking.ts";
+import type { IndexedVector } from "../../core/search/vector.ts";
+import type { Postings } from "./postings.ts";
+import type { SearchQuery, SearchThreadReply, SearchThreadRequest } from "./search-worker.ts";
+import { workerUrl } from "./worker-url.ts";
+
+/** How long a close waits for the worker to close its connection (a background build stops at its next step). */
+const CLOSE_TIMEOUT_MS = 5_000;
+
+type Answer = { ranked: Ranked[] | null } | { similar: SimilarRanking | null };
+
+export class SearchThread implements Postings {
+  readonly takes = "stored" as const;
+  private worker: Worker | null;
+  private off: string | null = "the in-memory postings are being built";
+  private nextId = 0;
+  private readonly waiting = new Map<number, (answer: Answer | null) => void>();
+  private whenStarted!: () => void;
+  private readonly started = new Promise<void>((resolve) => (this.whenStarted = resolve));
+  private whenLoaded!: () => void;
+  private readonly built = new Promise<void>((resolve) => (this.whenLoaded = resolve));
+  private whenClosed: (() => void) | null = null;
+
+  /** Throws when no worker can be made (the caller keeps the postings on its own thread). */
+  constructor(
+    private readonly file: string,
+    private readonly budgetBytes: number,
+    private readonly loadNowPostings?: number,
+  ) {
+    // Referenced until it has started (start() waits for it: nothing else may keep the process alive yet).
+    const worker = new Worker(workerUrl("search-worker"));
+    worker.onmessage = (event: MessageEvent<SearchThreadReply>) => this.answered(event.data);
+    worker.onerror = (event) => this.stop(`the search thread failed: ${event.message}`);
+    this.worker = worker;
+  }
+
+  get offReason(): string | null {
+    return this.off;
+  }
+
+  start(): Promise<void> {
+    this.post({ open: { file: this.file, budgetBytes: this.budgetBytes, loadNowPostings: this.loadNowPostings } });
+    return this.started;
+  }
+
+  loaded(): Promise<void> {
+    return this.built;
+  }
+
+  committed(written: ReadonlyMap<number, IndexedVector>): void {
+    // Vectors are stored strings here (takes = "stored"); a copy, since the caller clears its map.
+    if (written.size > 0) this.post({ committed: new Map(written as ReadonlyMap<number, string>) });
+  }
+
+  async search(words: string[], limit: number): Promise<Ranked[] | null> {
+    const answer = await this.ask({ search: { words, limit } });
+    return answer && "ranked" in answer ? answer.ranked : null;
+  }
+
+  async searchTagged(words: string[], tags: string[], limit: number): Promise<Ranked[] | null> {
+    const answer = await this.ask({ tagged: { words, tags, limit } });
+    return answer && "ranked" in answer ? answer.ranked : null;
+  }
+
+  async similar(query: SimilarQuery): Promise<SimilarRanking | null> {
+    const answer = await this.ask({ similar: query });
+    return answer && "similar" in answer ? answer.similar : null;
+  }
+
+  /** The worker's answer; null (the FTS5 index answers) when no worker runs. */
+  private ask(query: SearchQuery): Promise<Answer | null> {
+    if (this.worker === null) return Promise.resolve(null);
+    const id = this.nextId++;
+    return new Promise<Answer | null>((resolve) => {
+      this.waiting.set(id, resolve);
+      this.post({ id, ...query } as SearchThreadRequest);
+    });
+  }
+
+  private post(request: SearchThreadRequest): void {
+    this.worker?.postMessage(request);
+  }
+
+  private answered(reply: SearchThreadReply): void {
+    if ("closed" in reply) return this.whenClosed?.();
+    if ("failed" in reply) return this.stop(`the search thread failed: ${reply.failed}`);
+    this.off = reply.off;
+    if ("started" in reply) {
+      this.worker?.unref();
+      return this.whenStarted();
+    }
+    if ("loaded" in reply) return this.whenLoaded();
+    const waiting = this.waiting.get(reply.id);
+    if (waiting === undefined) return;
+    this.waiting.delete(reply.id);
+    // A query the worker could not answer (its read of the database failed) takes the FTS5 index, which fails the same way if the database does.
+    waiting("error" in reply ? null : reply);
+  }
+
+  /** No worker from now on: every query waiting, and every later one, takes the FTS5 index. */
+  private stop(reason: string): void {
+    this.off = reason;
+    this.worker?.terminate();
+    this.worker = null;
+    for (const resolve of this.waiting.values()) resolve(null);
+    this.waiting.clear();
+    this.whenStarted();
+    this.whenLoaded();
+  }
+
+  async close(): Promise<void> {
+    const worker = this.worker;
+    if (worker === null) return;
+    // Referenced while it closes: the process must not end before close() resolves (nothing else may keep it alive).
+    worker.ref();
+    await new Promise<void>((resolve) => {
+      this.whenClosed = resolve;
+      const timeout = setTimeout(resolve, CLOSE_TIMEOUT_MS);
+      timeout.unref?.();
+      this.post({ close: true });
+    });
+    this.stop("closed");
+  }
+}

@@ -1,0 +1,101 @@
+// The search thread's side (search-thread.ts): a worker holding the in-memory
+// postings, with a read-only connection of its own to the database and the
+// search file. It builds them, follows the search log as another process on
+// the same file would (memory-search.ts), taking the stored vectors of the
+// notes the serving thread wrote from its messages instead of reading them
+// back, and answers searches, tagged searches and similar-notes lookups with
+// keys and scores (the serving thread reads the rows). Every query first
+// reads the log up to the latest commit, so it finds every note committed
+// before it was asked. An entry point of its own in the executable
+// (worker-url.ts).
+import { Database } from "bun:sqlite";
+import type { SimilarQuery, SimilarRanking } from "../../core/search/own-score.ts";
+import type { Ranked } from "../../core/search/ranking.ts";
+import type { SearchFollower } from "../search-follower.ts";
+import { sqliteMemorySearch } from "./memory-search.ts";
+import { SqliteNoteTags } from "./note-tags.ts";
+import { searchPostings, searchTaggedPostings, similarInPostings, type VectorReader } from "./postings-queries.ts";
+import { attachSearchFile } from "./search-file.ts";
+
+export type SearchQuery =
+  | { search: { words: string[]; limit: number } }
+  | { tagged: { words: string[]; tags: string[]; limit: number } }
+  | { similar: SimilarQuery };
+export type SearchThreadRequest =
+  | { open: { file: string; budgetBytes: number; loadNowPostings?: number } }
+  | { committed: Map<number, string> }
+  | ({ id: number } & SearchQuery)
+  | { close: true };
+/** `off`: why the postings do not serve queries now (null: they do), sent with every reply. */
+export type SearchThreadReply =
+  | { started: true; off: string | null }
+  | { loaded: true; off: string | null }
+  | { id: number; off: string | null; ranked: Ranked[] | null }
+  | { id: number; off: string | null; similar: SimilarRanking | null }
+  | { id: number; off: string | null; error: string }
+  | { closed: true }
+  | { failed: string };
+
+declare const self: Worker;
+let db: Database | null = null;
+let follower: SearchFollower<number> | null = null;
+let tags: SqliteNoteTags | null = null;
+let stored: VectorReader | null = null;
+const reply = (message: SearchThreadReply) => self.postMessage(message);
+
+function open({ file, budgetBytes, loadNowPostings }: { file: string; budgetBytes: number; loadNowPostings?: number }): void {
+  db = new Database(file, { readonly: true });
+  db.exec("PRAGMA busy_timeout = 5000");
+  attachSearchFile(db, true);
+  const connection = db;
+  const vectors = connection.query<[number, string], [string]>("SELECT pk, vector FROM search_vectors WHERE pk IN (SELECT value FROM json_each(?1))");
+  stored = { vectors: (keys) => (vectors.values(JSON.stringify(keys)) as [number, string][]).map(([key, vector]) => ({ key, vector })) };
+  tags = new SqliteNoteTags(connection);
+  follower = sqliteMemorySearch(connection, budgetBytes, loadNowPostings);
+  const started = follower;
+  void started.start().then(
+    () => {
+      reply({ started: true, off: started.offReason });
+      void started.loaded().then(() => reply({ loaded: true, off: started.offReason }));
+    },
+    (error) => reply({ failed: String((error as Error)?.message ?? error) }),
+  );
+}
+async function answer(request: { id: number } & SearchQuery): Promise<void> {
+  const { id } = request;
+  const postings = follower;
+  if (postings === null) return reply({ id, off: "closed", ranked: null });
+  try {
+    const memory = await postings.current();
+    const off = postings.offReason;
+    if ("similar" in request) {
+      reply({ id, off, similar: memory ? similarInPostings(memory, request.similar) : null });
+      return;
+    }
+    let ranked: Ranked[] | null = null;
+    if (memory && "search" in request) ranked = await searchPostings(memory, request.search.words, request.search.limit);
+    else if (memory && "tagged" in request) {
+      const { words, tags: tagWords, limit } = request.tagged;
+      ranked = await searchTaggedPostings(memory, words, tags!.tagged(tagWords), limit, stored!);
+    }
+    reply({ id, off, ranked });
+  } catch (error) {
+    reply({ id, off: postings.offReason, error: String((error as Error)?.message ?? error) });
+  }
+}
+
+self.onmessage = ({ data }: MessageEvent<SearchThreadRequest>) => {
+  try {
+    if ("open" in data) open(data.open);
+    else if ("committed" in data) follower?.committed(data.committed);
+    else if ("close" in data) {
+      follower?.close();
+      follower = null;
+      db?.close();
+      db = null;
+      reply({ closed: true });
+    } else void answer(data);
+  } catch (error) {
+    reply({ failed: String((error as Error)?.message ?? error) });
+  }
+};
