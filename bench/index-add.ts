@@ -10,7 +10,8 @@
 // counting up, so about every other note brings a term new to the index, as there);
 // (stage=N: notes staged at most; flush=batch: the staged postings appended after every batch, as when a
 // search or similar-notes lookup follows each group commit; otherwise at the
-// end of a round).
+// end of a round; vector=stored: the stored vectors added, as the search
+// thread adds this process's writes, instead of the analysed ones).
 import { join, resolve } from "node:path";
 import { headNote } from "./headheavy.ts";
 import { benchArgs } from "./wrk.ts";
@@ -65,9 +66,9 @@ for (let r = 0; r < rounds; r++) {
       for (let i = at; i < Math.min(at + batch, count); i++) {
         const note = headNote(`cairn-index-add-${r}`, i);
         if (suffix) note.title += ` ${i % 2}-${Math.floor((r * count + i) / 2) + 1}`;
-        const vector = noteVector(note.title, note.tags, note.body).terms;
+        const { terms: vector, encoded } = noteVector(note.title, note.tags, note.body);
         terms += vector.counts.size;
-        group.set(firstKey + r * count + i, vector);
+        group.set(firstKey + r * count + i, settings.vector === "stored" ? encoded : vector);
       }
       const cpu = process.cpuUsage();
       for (const [key, vector] of group) index.add(key, vector);

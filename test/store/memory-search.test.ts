@@ -2,10 +2,11 @@
 // two stores on one data directory (as two servers would be) see each other's
 // writes on their next search, a reused key never mixes two notes, a store
 // that fell behind the trimmed log builds again, and a store over its memory
-// budget falls back to the FTS5 index with the same results.
+// budget falls back to the FTS5 index with the same results; each with the
+// postings on the search thread (search-thread.ts) and on the store's own thread.
 import { Database } from "bun:sqlite";
 import { attachSearchFile } from "../../src/store/sqlite/search-file.ts";
-import { afterAll, expect, test } from "bun:test";
+import { afterAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { searchRequest } from "../../src/core/search/query.ts";
@@ -17,7 +18,7 @@ import { tempDir } from "../helpers/server.ts";
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 
-async function pair(options: { searchLogKeep?: number; searchMemoryBytes?: number; searchLoadNowPostings?: number } = {}) {
+async function pair(options: { searchThread: boolean; searchLogKeep?: number; searchMemoryBytes?: number; searchLoadNowPostings?: number }) {
   const dir = tempDir("cairn-memory-search-");
   dirs.push(dir);
   const settings = { searchMemoryBytes: DEFAULT_SEARCH_MEMORY_BYTES, ...options };
@@ -42,119 +43,121 @@ async function pair(options: { searchLogKeep?: number; searchMemoryBytes?: numbe
   return { writer, reader, create, remove, titles, close };
 }
 
-test("a note written or deleted through one store is found, or gone, at the other's next search", async () => {
-  const { writer, reader, create, remove, titles, close } = await pair();
-  try {
-    expect(reader.searchIndex.memory.offReason).toBeNull();
-    const first = await create("Gravel cairn one", "stones along the ridge");
-    await create("Gravel cairn two", "more stones");
-    expect(await titles(reader, "gravel")).toEqual(["Gravel cairn two", "Gravel cairn one"]);
-    await remove(first);
-    expect(await titles(reader, "gravel")).toEqual(["Gravel cairn two"]);
-    expect(await titles(writer, "gravel")).toEqual(["Gravel cairn two"]);
-    expect(reader.searchIndex.memory.offReason).toBeNull();
-  } finally {
-    await close();
-  }
-});
+for (const searchThread of [true, false]) describe(searchThread ? "postings on the search thread" : "postings on the store's thread", () => {
+  test("a note written or deleted through one store is found, or gone, at the other's next search", async () => {
+    const { writer, reader, create, remove, titles, close } = await pair({ searchThread });
+    try {
+      expect(reader.searchMemoryOffReason).toBeNull();
+      const first = await create("Gravel cairn one", "stones along the ridge");
+      await create("Gravel cairn two", "more stones");
+      expect(await titles(reader, "gravel")).toEqual(["Gravel cairn two", "Gravel cairn one"]);
+      await remove(first);
+      expect(await titles(reader, "gravel")).toEqual(["Gravel cairn two"]);
+      expect(await titles(writer, "gravel")).toEqual(["Gravel cairn two"]);
+      expect(reader.searchMemoryOffReason).toBeNull();
+    } finally {
+      await close();
+    }
+  });
 
-test("a key reused after the newest note is deleted serves the new text, never the old one", async () => {
-  const { reader, create, remove, titles, close } = await pair();
-  try {
-    await create("Basalt column", "hexagonal basalt");
-    expect(await titles(reader, "basalt")).toEqual(["Basalt column"]);
-    const newest = await create("Obsidian shard", "volcanic glass obsidian");
-    expect(await titles(reader, "obsidian")).toEqual(["Obsidian shard"]);
-    // SQLite hands the deleted newest note's key to the next note: both happen before the reader's next search.
-    await remove(newest);
-    const reused = await create("Pumice stone", "light volcanic pumice");
-    expect(reused).toBeDefined();
-    expect(await titles(reader, "obsidian")).toEqual([]);
-    expect(await titles(reader, "pumice")).toEqual(["Pumice stone"]);
-    expect(await titles(reader, "volcanic")).toEqual(["Pumice stone"]);
-    expect(await titles(reader, "basalt")).toEqual(["Basalt column"]);
-  } finally {
-    await close();
-  }
-});
+  test("a key reused after the newest note is deleted serves the new text, never the old one", async () => {
+    const { reader, create, remove, titles, close } = await pair({ searchThread });
+    try {
+      await create("Basalt column", "hexagonal basalt");
+      expect(await titles(reader, "basalt")).toEqual(["Basalt column"]);
+      const newest = await create("Obsidian shard", "volcanic glass obsidian");
+      expect(await titles(reader, "obsidian")).toEqual(["Obsidian shard"]);
+      // SQLite hands the deleted newest note's key to the next note: both happen before the reader's next search.
+      await remove(newest);
+      const reused = await create("Pumice stone", "light volcanic pumice");
+      expect(reused).toBeDefined();
+      expect(await titles(reader, "obsidian")).toEqual([]);
+      expect(await titles(reader, "pumice")).toEqual(["Pumice stone"]);
+      expect(await titles(reader, "volcanic")).toEqual(["Pumice stone"]);
+      expect(await titles(reader, "basalt")).toEqual(["Basalt column"]);
+    } finally {
+      await close();
+    }
+  });
 
-test("a store's own writes, another store's between them, and its own delete all reach its postings", async () => {
-  // The writer's catch-up after its own batches reads the log without a
-  // transaction while every row since is one of its adds (memory-search.ts);
-  // another store's add or its own delete sends it to the read in one snapshot.
-  const { writer, reader, create, remove, titles, close } = await pair();
-  try {
-    await create("Alpha granite", "granite quarry");
-    expect(await titles(writer, "granite")).toEqual(["Alpha granite"]);
-    const other = await reader.createNote(
-      { id: "00000000-0000-7000-8000-900000000001", contributorNo: 1, title: "Beta granite", body: "granite from the other store", tags: [], createdAt: 50 },
-      () => false,
-    );
-    expect("id" in other).toBe(true);
-    const gamma = await create("Gamma granite", "granite and more granite");
-    const sorted = async (store: SqliteStore, query: string) => (await titles(store, query)).sort();
-    expect(await sorted(writer, "granite")).toEqual(["Alpha granite", "Beta granite", "Gamma granite"]);
-    await remove(gamma);
-    await create("Delta basalt", "basalt, not granite");
-    expect(await sorted(writer, "granite")).toEqual(["Alpha granite", "Beta granite", "Delta basalt"]);
-    expect(await titles(writer, "quarry")).toEqual(["Alpha granite"]);
-    expect(await titles(writer, "basalt")).toEqual(["Delta basalt"]);
-    expect(await titles(reader, "granite")).toEqual(await titles(writer, "granite"));
-    expect(writer.searchIndex.memory.offReason).toBeNull();
-  } finally {
-    await close();
-  }
-});
+  test("a store's own writes, another store's between them, and its own delete all reach its postings", async () => {
+    // The writer's catch-up after its own batches reads the log without a
+    // transaction while every row since is one of its adds (memory-search.ts);
+    // another store's add or its own delete sends it to the read in one snapshot.
+    const { writer, reader, create, remove, titles, close } = await pair({ searchThread });
+    try {
+      await create("Alpha granite", "granite quarry");
+      expect(await titles(writer, "granite")).toEqual(["Alpha granite"]);
+      const other = await reader.createNote(
+        { id: "00000000-0000-7000-8000-900000000001", contributorNo: 1, title: "Beta granite", body: "granite from the other store", tags: [], createdAt: 50 },
+        () => false,
+      );
+      expect("id" in other).toBe(true);
+      const gamma = await create("Gamma granite", "granite and more granite");
+      const sorted = async (store: SqliteStore, query: string) => (await titles(store, query)).sort();
+      expect(await sorted(writer, "granite")).toEqual(["Alpha granite", "Beta granite", "Gamma granite"]);
+      await remove(gamma);
+      await create("Delta basalt", "basalt, not granite");
+      expect(await sorted(writer, "granite")).toEqual(["Alpha granite", "Beta granite", "Delta basalt"]);
+      expect(await titles(writer, "quarry")).toEqual(["Alpha granite"]);
+      expect(await titles(writer, "basalt")).toEqual(["Delta basalt"]);
+      expect(await titles(reader, "granite")).toEqual(await titles(writer, "granite"));
+      expect(writer.searchMemoryOffReason).toBeNull();
+    } finally {
+      await close();
+    }
+  });
 
-test("a store that fell behind the trimmed log builds its postings again and misses nothing", async () => {
-  const { reader, create, remove, titles, close } = await pair({ searchLogKeep: 4 });
-  try {
-    const ids: string[] = [];
-    for (let i = 0; i < 12; i++) ids.push(await create(`Flint ${i}`, `flint knapping ${i === 11 ? "chert" : ""}`));
-    await remove(ids[0]);
-    expect((await titles(reader, "flint")).length).toBe(10);
-    expect(await titles(reader, "chert")).toEqual(["Flint 11"]);
-    expect(reader.searchIndex.memory.offReason).toBeNull();
-  } finally {
-    await close();
-  }
-});
+  test("a store that fell behind the trimmed log builds its postings again and misses nothing", async () => {
+    const { reader, create, remove, titles, close } = await pair({ searchThread, searchLogKeep: 4 });
+    try {
+      const ids: string[] = [];
+      for (let i = 0; i < 12; i++) ids.push(await create(`Flint ${i}`, `flint knapping ${i === 11 ? "chert" : ""}`));
+      await remove(ids[0]);
+      expect((await titles(reader, "flint")).length).toBe(10);
+      expect(await titles(reader, "chert")).toEqual(["Flint 11"]);
+      expect(reader.searchMemoryOffReason).toBeNull();
+    } finally {
+      await close();
+    }
+  });
 
-test("over its memory budget a store searches the FTS5 index instead, with the same results", async () => {
-  const { reader, writer, create, titles, close } = await pair({ searchMemoryBytes: 20_000 });
-  try {
-    expect(reader.searchIndex.memory.offReason).toBeNull(); // empty: fits
-    for (let i = 0; i < 40; i++) await create(`Granite slab ${i}`, `granite ${"quartz ".repeat(i % 5)} feldspar${i} mica${i}`);
-    const served = await titles(reader, "granite quartz");
-    expect(reader.searchIndex.memory.offReason).toMatch(/over SEARCH_MEMORY_MB/);
-    expect(served).toEqual(await titles(writer, "granite quartz"));
-    expect(served.length).toBe(10);
-    expect(served.slice(0, 8).every((title) => /Granite slab \d+/.test(title))).toBe(true);
-  } finally {
-    await close();
-  }
-});
+  test("over its memory budget a store searches the FTS5 index instead, with the same results", async () => {
+    const { reader, writer, create, titles, close } = await pair({ searchThread, searchMemoryBytes: 20_000 });
+    try {
+      expect(reader.searchMemoryOffReason).toBeNull(); // empty: fits
+      for (let i = 0; i < 40; i++) await create(`Granite slab ${i}`, `granite ${"quartz ".repeat(i % 5)} feldspar${i} mica${i}`);
+      const served = await titles(reader, "granite quartz");
+      expect(reader.searchMemoryOffReason).toMatch(/over SEARCH_MEMORY_MB/);
+      expect(served).toEqual(await titles(writer, "granite quartz"));
+      expect(served.length).toBe(10);
+      expect(served.slice(0, 8).every((title) => /Granite slab \d+/.test(title))).toBe(true);
+    } finally {
+      await close();
+    }
+  });
 
-test("a corpus built in the background: the FTS5 index answers meanwhile, then the postings, with writes made during the build", async () => {
-  const { writer, create, titles, close } = await pair();
-  const dir = writer.sqlite.filename.replace(/\/cairn\.db$/, "");
-  const late = new SqliteStore({ dataDir: dir, searchMemoryBytes: DEFAULT_SEARCH_MEMORY_BYTES, searchLoadNowPostings: 0 });
-  try {
-    for (let i = 0; i < 300; i++) await create(`Scree ${i}`, `loose scree slope ${i % 7 === 0 ? "talus" : "gravel"} ${i}`);
-    await late.migrate();
-    expect(late.searchIndex.memory.offReason).toMatch(/being built/);
-    const during = await titles(late, "talus scree");
-    await create("Talus cone", "talus talus talus at the foot of the cliff");
-    await late.searchMemoryBuilt();
-    expect(late.searchIndex.memory.offReason).toBeNull();
-    const after = await titles(late, "talus scree");
-    expect(after[0]).toBe("Talus cone");
-    expect(after.slice(1)).toEqual(during.slice(0, 9));
-    expect(await titles(late, "talus scree")).toEqual(await titles(writer, "talus scree"));
-  } finally {
-    await late.close();
-    await close();
-  }
+  test("a corpus built in the background: the FTS5 index answers meanwhile, then the postings, with writes made during the build", async () => {
+    const { writer, create, titles, close } = await pair({ searchThread });
+    const dir = writer.sqlite.filename.replace(/\/cairn\.db$/, "");
+    const late = new SqliteStore({ dataDir: dir, searchMemoryBytes: DEFAULT_SEARCH_MEMORY_BYTES, searchLoadNowPostings: 0, searchThread });
+    try {
+      for (let i = 0; i < 300; i++) await create(`Scree ${i}`, `loose scree slope ${i % 7 === 0 ? "talus" : "gravel"} ${i}`);
+      await late.migrate();
+      expect(late.searchMemoryOffReason).toMatch(/being built/);
+      const during = await titles(late, "talus scree");
+      await create("Talus cone", "talus talus talus at the foot of the cliff");
+      await late.searchMemoryBuilt();
+      expect(late.searchMemoryOffReason).toBeNull();
+      const after = await titles(late, "talus scree");
+      expect(after[0]).toBe("Talus cone");
+      expect(after.slice(1)).toEqual(during.slice(0, 9));
+      expect(await titles(late, "talus scree")).toEqual(await titles(writer, "talus scree"));
+    } finally {
+      await late.close();
+      await close();
+    }
+  });
 });
 
 test("a key this store wrote, removed and taken again within one read of the log, is read back: never this store's own vector", async () => {

@@ -47,6 +47,10 @@ export class SearchThread implements Postings {
     const worker = new Worker(workerUrl("search-worker"));
     worker.onmessage = (event: MessageEvent<SearchThreadReply>) => this.answered(event.data);
     worker.onerror = (event) => this.stop(`the search thread failed: ${event.message}`);
+    // Ended without being closed (terminated, or its thread died): nothing would answer the queries waiting.
+    worker.addEventListener("close", () => {
+      if (this.worker === worker) this.stop("the search thread ended");
+    });
     this.worker = worker;
   }
 

@@ -1,0 +1,85 @@
+// The in-memory postings on the search thread (src/store/sqlite/search-thread.ts):
+// a store's searches and similar-notes lookups are answered there, each
+// finding every note committed before it was asked; a thread that ends or
+// cannot open its database leaves search on the FTS5 index with the same
+// results, and says why; a close never waits on a thread that is gone.
+import { afterAll, expect, test } from "bun:test";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { searchRequest } from "../../src/core/search/query.ts";
+import { similarCandidates } from "../../src/core/similar.ts";
+import { DEFAULT_SEARCH_MEMORY_BYTES } from "../../src/store/sqlite/search.ts";
+import { SearchThread } from "../../src/store/sqlite/search-thread.ts";
+import { SqliteStore } from "../../src/store/sqlite/store.ts";
+import { tempDir } from "../helpers/server.ts";
+
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+
+async function threadedStore() {
+  const dir = tempDir("cairn-search-thread-");
+  dirs.push(dir);
+  const store = new SqliteStore({ dataDir: dir, searchMemoryBytes: DEFAULT_SEARCH_MEMORY_BYTES, searchThread: true });
+  await store.migrate();
+  const { contributorNo } = await store.createContributor({ email: "t@example.org", keyPrefix: "cairn_tttttt", keyDigest: new Uint8Array(32), createdAt: 0 });
+  let n = 0;
+  const create = async (title: string, body: string) => {
+    const id = `00000000-0000-7000-8000-${String(++n).padStart(12, "0")}`;
+    const created = await store.createNote({ id, contributorNo, title, body, tags: ["rock"], createdAt: n }, () => false);
+    if (!("id" in created)) throw new Error("unexpected duplicate");
+    return id;
+  };
+  const titles = async (query: string) => (await store.search(searchRequest(query, 10))).map((note) => note.title);
+  const similar = async (title: string, body: string) => (await similarCandidates(store, { title, body, tags: [] }, 0.3)).map((found) => found.note.title);
+  return { store, contributorNo, create, titles, similar };
+}
+
+test("searches, tag words and similar-notes lookups are answered by the search thread, each finding every note committed before it", async () => {
+  const { store, create, titles, similar } = await threadedStore();
+  try {
+    expect(store.searchIndex.postings).toBeInstanceOf(SearchThread);
+    expect(store.searchMemoryOffReason).toBeNull();
+    for (let i = 0; i < 30; i++) {
+      await create(`Moraine ${i}`, `glacial till and moraine ridge number${i}`);
+      // Each note is found by the very next query: its vector reached the thread after COMMIT, or the thread read the log.
+      expect((await titles(`number${i}`))[0]).toBe(`Moraine ${i}`);
+    }
+    expect((await titles("moraine tag:rock")).length).toBe(10);
+    expect(await titles("moraine tag:sand")).toEqual([]);
+    await create("Drumlin field", "a drumlin field shaped by the ice sheet");
+    expect(await similar("Drumlin field", "a drumlin field shaped by the ice sheet")).toEqual(["Drumlin field"]);
+    expect(store.searchMemoryOffReason).toBeNull();
+  } finally {
+    await store.close();
+  }
+});
+
+test("a search thread that ends leaves search on the FTS5 index, with the same results, and says why", async () => {
+  const { store, create, titles, similar } = await threadedStore();
+  try {
+    for (let i = 0; i < 12; i++) await create(`Esker ${i}`, `sinuous esker gravel ${"sand ".repeat(i % 4)}`);
+    const before = await titles("esker sand");
+    const hintsBefore = await similar("Esker 3", "sinuous esker gravel sand sand sand");
+    expect(before.length).toBe(10);
+    // Ended from outside, as a thread that died would be: no "closed" reply ever comes.
+    (store.searchIndex.postings as unknown as { worker: Worker }).worker.terminate();
+    const deadline = Date.now() + 5_000;
+    while (store.searchMemoryOffReason === null && Date.now() < deadline) await Bun.sleep(10);
+    expect(store.searchMemoryOffReason).toBe("the search thread ended");
+    expect(await titles("esker sand")).toEqual(before);
+    await create("Esker 12", "sinuous esker gravel sand");
+    expect(await titles("esker 12")).toContain("Esker 12");
+    expect((await similar("Esker 3", "sinuous esker gravel sand sand sand")).slice(0, hintsBefore.length)).toEqual(hintsBefore);
+  } finally {
+    await store.close();
+  }
+});
+
+test("a search thread that cannot open its database: start settles, queries answer nothing (FTS5 answers them), the reason is kept", async () => {
+  const thread = new SearchThread(join(tempDir("cairn-search-thread-"), "missing", "cairn.db"), DEFAULT_SEARCH_MEMORY_BYTES);
+  await thread.start();
+  await thread.loaded();
+  expect(thread.offReason).toMatch(/^the search thread failed: /);
+  expect(await thread.search(["esker"], 10)).toBeNull();
+  await thread.close();
+});
