@@ -61,6 +61,7 @@ function open({ file, budgetBytes, loadNowPostings }: { file: string; budgetByte
     (error) => reply({ failed: String((error as Error)?.message ?? error) }),
   );
 }
+
 async function answer(request: { id: number } & SearchQuery): Promise<void> {
   const { id } = request;
   const postings = follower;
