@@ -83,3 +83,47 @@ test("a search thread that cannot open its database: start settles, queries answ
   expect(await thread.search(["esker"], 10)).toBeNull();
   await thread.close();
 });
+
+test("lookups and searches on the search thread give exactly what the postings on the serving thread give", async () => {
+  // Two stores on one data directory: one with its postings on this thread, one on the search thread.
+  const dir = tempDir("cairn-search-thread-");
+  dirs.push(dir);
+  const here = new SqliteStore({ dataDir: dir, searchMemoryBytes: DEFAULT_SEARCH_MEMORY_BYTES });
+  await here.migrate();
+  const threaded = new SqliteStore({ dataDir: dir, searchMemoryBytes: DEFAULT_SEARCH_MEMORY_BYTES, searchThread: true });
+  await threaded.migrate();
+  try {
+    expect(threaded.searchIndex.postings).toBeInstanceOf(SearchThread);
+    const { contributorNo } = await here.createContributor({ email: "e@example.org", keyPrefix: "cairn_eeeeee", keyDigest: new Uint8Array(32), createdAt: 0 });
+    // A deterministic corpus of skewed word frequencies: common words in most notes, rare ones in few.
+    let seed = 7;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+    const word = () => `w${Math.floor(200 * next() ** 3)}`;
+    const text = (words: number) => Array.from({ length: words }, word).join(" ");
+    for (let i = 0; i < 300; i++) {
+      const id = `00000000-0000-7000-8000-${String(i + 1).padStart(12, "0")}`;
+      const created = await here.createNote({ id, contributorNo, title: text(4), body: text(40), tags: [], createdAt: i }, () => false);
+      expect("id" in created).toBe(true);
+    }
+    const listed = async (store: SqliteStore, title: string, body: string) =>
+      (await similarCandidates(store, { title, body, tags: [] }, 0.3)).map((found) => `${found.note.id} ${found.share}`);
+    const found = async (store: SqliteStore, query: string) => (await store.search(searchRequest(query, 10))).map((note) => note.id);
+    let hinted = 0;
+    for (let i = 0; i < 60; i++) {
+      const title = text(4);
+      const body = text(30);
+      const expected = await listed(here, title, body);
+      if (expected.length > 0) hinted++;
+      expect(await listed(threaded, title, body)).toEqual(expected);
+      const query = text(1 + (i % 4));
+      expect(await found(threaded, query)).toEqual(await found(here, query));
+    }
+    // The comparison means something only if lookups list notes.
+    expect(hinted).toBeGreaterThan(10);
+    expect(here.searchMemoryOffReason).toBeNull();
+    expect(threaded.searchMemoryOffReason).toBeNull();
+  } finally {
+    await threaded.close();
+    await here.close();
+  }
+});
