@@ -19,6 +19,8 @@ import { analyze } from "../../src/core/search/analyzer.ts";
 import { searchRequest } from "../../src/core/search/query.ts";
 import { BM25F } from "../../src/core/search/ranking.ts";
 import type { Store } from "../../src/store/types.ts";
+import { SearchThread } from "../../src/store/sqlite/search-thread.ts";
+import { SqliteStore } from "../../src/store/sqlite/store.ts";
 import { freshTestDatabase, testEngines, type TestDatabase } from "../helpers/engines.ts";
 
 const databases: TestDatabase[] = [];
@@ -182,6 +184,8 @@ for (const { engine, name, settings, memory } of variants) describe(name, () => 
             if (gone.supersedes !== null && byId(gone.supersedes).supersededBy === gone.id) byId(gone.supersedes).supersededBy = null;
             if (gone.supersededBy !== null) byId(gone.supersededBy).supersedes = null;
           }
+          // The setting reaches the store: SQLite's postings on the search thread unless SEARCH_THREAD=0.
+          if (memory && store instanceof SqliteStore) expect(store.searchIndex.postings instanceof SearchThread).toBe(settings.SEARCH_THREAD !== "0");
           if (memory) expect(store.searchMemoryOffReason).toBeNull();
           else expect(store.searchMemoryOffReason).toBe("SEARCH_MEMORY_MB is 0");
           const searchable = stored.filter((note) => note.supersededBy === null);
