@@ -12,13 +12,12 @@
 // (note-tags.ts) on both paths.
 import type { SQL as BunSQL } from "bun";
 import { termVector } from "../../core/search/analyzer.ts";
-import { rankInMemory } from "../../core/search/maxscore.ts";
-import type { MemoryIndex } from "../../core/search/memory-index.ts";
 import { queryTerms, type SearchRequest } from "../../core/search/query.ts";
 import { idf, scoreVector, TopK, type CorpusStats, type Ranked } from "../../core/search/ranking.ts";
-import { MEMORY_DIRECT_COST, rankTagged, type TaggedRanking } from "../../core/search/tagged.ts";
+import { rankTagged, type TaggedRanking } from "../../core/search/tagged.ts";
 import { rankSimilar, type SimilarQuery, type SimilarRanking } from "../../core/search/own-score.ts";
 import { rankSimilarInMemory } from "../../core/search/similar-memory.ts";
+import { searchPostings, searchTaggedPostings } from "../../core/search/memory-queries.ts";
 import { encodeVector } from "../../core/search/vector.ts";
 import { SearchFollower } from "../search-follower.ts";
 import { transaction } from "./connection.ts";
@@ -52,8 +51,12 @@ export class PostgresSearch {
   async rank(request: SearchRequest): Promise<Ranked[]> {
     if (request.words.length === 0 || request.limit <= 0) return [];
     const memory = await this.memory.current();
-    if (request.tags.length > 0) return memory ? this.rankTaggedMemory(memory, request) : this.rankFromTable(request);
-    return memory ? rankMemory(memory, request) : this.rankFromTable(request);
+    if (request.tags.length > 0) {
+      if (!memory) return this.rankFromTable(request);
+      const tagged = await taggedNotes(this.client, request.tags);
+      return searchTaggedPostings(memory, request.words, tagged, request.limit, { vectors: (keys) => vectorsOf(this.client, keys) });
+    }
+    return memory ? searchPostings(memory, request.words, request.limit) : this.rankFromTable(request);
   }
 
   /**
@@ -84,21 +87,6 @@ export class PostgresSearch {
   bestTagged(request: SearchRequest): Promise<number[]> {
     if (request.limit <= 0) return Promise.resolve([]);
     return bestTagged(this.client, request.tags, request.limit);
-  }
-
-  /** Words with tag words over the postings: statistics from them, the tagged notes' vectors from the table when few. */
-  private async rankTaggedMemory(memory: MemoryIndex, request: SearchRequest): Promise<Ranked[]> {
-    const ranking: TaggedRanking = {
-      terms: memoryTerms(memory),
-      vectors: {
-        corpus: () => ({ notes: memory.notes, lengthSums: [...memory.lengthSums] as CorpusStats["lengthSums"] }),
-        tierCounts: memoryTerms(memory).tierCounts,
-        vectors: (keys) => vectorsOf(this.client, keys),
-      },
-      rankFiltered: (terms, k, accept) => rankInMemory(memory, terms, k, (ordinal) => accept(memory.keyOf(ordinal))),
-      directCost: MEMORY_DIRECT_COST,
-    };
-    return rankTagged(ranking, request.words, await taggedNotes(this.client, request.tags), request.limit);
   }
 
   /**
@@ -178,19 +166,6 @@ function tableSource(tx: BunSQL) {
 async function vectorsOf(sql: BunSQL, keys: number[]): Promise<{ key: number; vector: string }[]> {
   const rows = (await sql`SELECT pk, vector FROM search_vectors WHERE pk = ANY(${`{${keys.join(",")}}`}::bigint[])`) as { pk: string; vector: string }[];
   return rows.map((row) => ({ key: Number(row.pk), vector: row.vector }));
-}
-
-/** Term counts and typo vocabulary from the postings. */
-function memoryTerms(memory: MemoryIndex) {
-  return {
-    tierCounts: (terms: string[]) => terms.map((term) => [memory.notesWith(term)]),
-    vocabulary: (from: string, to: string) => memory.vocabulary(from, to),
-  };
-}
-
-/** The shared MaxScore over the postings; query words and typo correction from the same postings. */
-async function rankMemory(memory: MemoryIndex, request: SearchRequest): Promise<Ranked[]> {
-  return rankInMemory(memory, await queryTerms(memoryTerms(memory), request.words), request.limit);
 }
 
 /** The literal prefix every term in [from, to) starts with, as a regular expression (terms are letters, digits and marks). */

@@ -30,7 +30,6 @@ import { forEachTerm, readLengths, termCount } from "../../core/search/vector.ts
 import { netChanges } from "../search-follower.ts";
 import { tierColumn } from "./search-file.ts";
 
-export { tierColumn };
 const TIER_NAMES = Array.from({ length: TIERS }, (_, tier) => tierColumn(tier));
 
 /** A note's FTS5 columns: its distinct terms, each in the column of its impact tier, from its stored vector. */

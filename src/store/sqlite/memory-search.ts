@@ -148,6 +148,12 @@ export class SqliteSearchLog implements SearchLog<number> {
   }
 }
 
+/** The stored vectors (search_vectors) of some notes, read on `sqlite`: for scoring a few tagged notes directly. */
+export function storedVectors(sqlite: Database): (keys: number[]) => { key: number; vector: string }[] {
+  const statement = sqlite.query<[number, string], [string]>("SELECT pk, vector FROM search_vectors WHERE pk IN (SELECT value FROM json_each(?1))");
+  return (keys) => (statement.values(JSON.stringify(keys)) as [number, string][]).map(([key, vector]) => ({ key, vector }));
+}
+
 /** The loading connection's statements. */
 function loadStatements(db: Database) {
   return {

@@ -9,7 +9,8 @@ import type { Ranked } from "../../core/search/ranking.ts";
 import type { IndexedVector } from "../../core/search/vector.ts";
 import type { SearchFollower } from "../search-follower.ts";
 import type { SqliteNoteTags } from "./note-tags.ts";
-import { searchPostings, searchTaggedPostings, similarInPostings, type VectorReader } from "./postings-queries.ts";
+import { searchPostings, searchTaggedPostings, type VectorReader } from "../../core/search/memory-queries.ts";
+import { rankSimilarInMemory } from "../../core/search/similar-memory.ts";
 
 export interface Postings {
   /** Null while the postings serve queries; otherwise why not (being built, over budget, off, closed). */
@@ -72,7 +73,7 @@ export class InProcessPostings implements Postings {
 
   async similar(query: SimilarQuery): Promise<SimilarRanking | null> {
     const memory = await this.follower.current();
-    return memory ? similarInPostings(memory, query) : null;
+    return memory ? rankSimilarInMemory(memory, query) : null;
   }
 
   async close(): Promise<void> {

@@ -12,9 +12,10 @@ import { Database } from "bun:sqlite";
 import type { SimilarQuery, SimilarRanking } from "../../core/search/own-score.ts";
 import type { Ranked } from "../../core/search/ranking.ts";
 import type { SearchFollower } from "../search-follower.ts";
-import { sqliteMemorySearch } from "./memory-search.ts";
+import { sqliteMemorySearch, storedVectors } from "./memory-search.ts";
 import { SqliteNoteTags } from "./note-tags.ts";
-import { searchPostings, searchTaggedPostings, similarInPostings, type VectorReader } from "./postings-queries.ts";
+import { searchPostings, searchTaggedPostings, type VectorReader } from "../../core/search/memory-queries.ts";
+import { rankSimilarInMemory } from "../../core/search/similar-memory.ts";
 import { attachSearchFile } from "./search-file.ts";
 
 export type SearchQuery =
@@ -48,8 +49,7 @@ function open({ file, budgetBytes, loadNowPostings }: { file: string; budgetByte
   db.exec("PRAGMA busy_timeout = 5000");
   attachSearchFile(db, true);
   const connection = db;
-  const vectors = connection.query<[number, string], [string]>("SELECT pk, vector FROM search_vectors WHERE pk IN (SELECT value FROM json_each(?1))");
-  stored = { vectors: (keys) => (vectors.values(JSON.stringify(keys)) as [number, string][]).map(([key, vector]) => ({ key, vector })) };
+  stored = { vectors: storedVectors(connection) };
   tags = new SqliteNoteTags(connection);
   follower = sqliteMemorySearch(connection, budgetBytes, loadNowPostings);
   const started = follower;
@@ -70,7 +70,7 @@ async function answer(request: { id: number } & SearchQuery): Promise<void> {
     const memory = await postings.current();
     const off = postings.offReason;
     if ("similar" in request) {
-      reply({ id, off, similar: memory ? similarInPostings(memory, request.similar) : null });
+      reply({ id, off, similar: memory ? rankSimilarInMemory(memory, request.similar) : null });
       return;
     }
     let ranked: Ranked[] | null = null;

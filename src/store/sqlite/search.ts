@@ -17,14 +17,14 @@ import { rankTopK, TIERS, tierOf, type CorpusStats, type Ranked, type TermAt } f
 import { rankTagged } from "../../core/search/tagged.ts";
 import { noteVector, readLengths, termCount, type IndexedVector, type NoteVector } from "../../core/search/vector.ts";
 import type { SearchFollower } from "../search-follower.ts";
-import { sqliteMemorySearch } from "./memory-search.ts";
+import { sqliteMemorySearch, storedVectors } from "./memory-search.ts";
 import { InProcessPostings, type Postings } from "./postings.ts";
 import { SearchThread } from "./search-thread.ts";
 import { SqliteNoteTags } from "./note-tags.ts";
 import { NOTE_SELECT, type NoteRow } from "./note-row.ts";
 import { SqliteTermCounts } from "./term-counts.ts";
-import { FtsFollower, tierColumn, type RememberedRows } from "./fts-follow.ts";
-import { inSearchWrite } from "./search-file.ts";
+import { FtsFollower, type RememberedRows } from "./fts-follow.ts";
+import { inSearchWrite, tierColumn } from "./search-file.ts";
 import { WRITER, WriteTurn } from "./write-turn.ts";
 
 /** The budget benches and tests give stores they open themselves; a server's comes from SEARCH_MEMORY_MB (src/config.ts). */
@@ -89,9 +89,7 @@ function prepare(sqlite: Database) {
     newestMatching: sqlite.query<{ pk: number }, [string, number]>(
       "SELECT rowid AS pk FROM search_fts WHERE search_fts MATCH ?1 ORDER BY rowid DESC LIMIT ?2",
     ),
-    vectors: sqlite.query<[number, string], [string]>(
-      "SELECT pk, vector FROM search_vectors WHERE pk IN (SELECT value FROM json_each(?1))",
-    ),
+    vectors: storedVectors(sqlite),
     // Never a superseded note: one may be superseded between the search thread's ranking and this read.
     rows: sqlite.query<NoteRow, [string]>(`SELECT ${NOTE_SELECT} FROM posts p WHERE p.pk IN (SELECT value FROM json_each(?1)) AND p.superseded_by IS NULL`),
     // Superseded notes are kept out of the index (docs/design.md, "Superseding").
@@ -380,7 +378,7 @@ export class SqliteSearch implements SearchSource {
   }
 
   vectors(keys: number[]): { key: number; vector: string }[] {
-    return (this.s.vectors.values(JSON.stringify(keys)) as [number, string][]).map(([key, vector]) => ({ key, vector }));
+    return this.s.vectors(keys);
   }
 
   vocabulary(from: string, to: string): { term: string; doc: number }[] {
