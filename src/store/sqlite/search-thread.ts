@@ -68,8 +68,8 @@ export class SearchThread implements Postings {
   }
 
   committed(written: ReadonlyMap<number, IndexedVector>): void {
-    // Vectors are stored strings here (takes = "stored"); a copy, since the caller clears its map.
-    if (written.size > 0) this.post({ committed: new Map(written as ReadonlyMap<number, string>) });
+    // Vectors are stored strings here (takes = "stored"). postMessage clones the map as it is sent, so the caller may clear it after.
+    if (written.size > 0) this.post({ committed: written as Map<number, string> });
   }
 
   async search(words: string[], limit: number): Promise<Ranked[] | null> {
