@@ -11,7 +11,7 @@ import { poolOf, rankSimilar, type SimilarQuery, type SimilarSource } from "../.
 import { rankSimilarInMemory } from "../../src/core/search/similar-memory.ts";
 import { encodeVector, vectorTerms } from "../../src/core/search/vector.ts";
 import { SIMILAR_BODY_CHARS, SIMILAR_TERMS, similarTerms } from "../../src/core/similar.ts";
-import { STOPWORDS } from "../../src/core/search/query.ts";
+import { cutTies, resultOrder, STOPWORDS } from "../../src/core/search/query.ts";
 
 test("similarTerms: title terms first, then body terms by frequency, function words left out, capped", () => {
   expect(similarTerms("How to redirect the www domain", "htaccess rules: htaccess redirect with a 301, htaccess again")).toEqual([
@@ -201,5 +201,31 @@ test("step 1 over removed notes' postings (among the newest or not, lists of man
       expect(byKey(memory.ranked)).toEqual(byKey(database.ranked));
     }),
     { numRuns: 150 },
+  );
+});
+
+test("cutTies: the first `limit` of the ranked notes in resultOrder's order, from their order columns only, whatever ties", () => {
+  const note = fc.record({ score: fc.integer({ min: -2, max: 2 }), createdAt: fc.integer({ min: 0, max: 3 }), listable: fc.boolean() });
+  fc.assert(
+    fc.property(fc.array(fc.tuple(note, fc.integer({ min: 0, max: 3 })), { maxLength: 40 }), fc.integer({ min: 0, max: 6 }), (drawn, limit) => {
+      // Keys 1..n; relevance from a few values, so many tie; some notes no longer listable (deleted or superseded: no order row).
+      const rows = drawn.map(([columns, relevance], i) => ({ pk: i + 1, ...columns, relevance: relevance / 4 }));
+      const ranked = rows.map((row) => ({ key: row.pk, score: row.relevance }));
+      const listable = rows.filter((row) => row.listable);
+      let readKeys: number[] = [];
+      const cut = cutTies(ranked, limit, (keys) => {
+        readKeys = keys;
+        return listable.filter((row) => keys.includes(row.pk));
+      });
+      if (ranked.length <= limit) {
+        expect(cut).toBe(ranked);
+        expect(readKeys).toEqual([]);
+        return;
+      }
+      expect(readKeys.sort((a, b) => a - b)).toEqual(ranked.map((r) => r.key).sort((a, b) => a - b));
+      // What reading every ranked note's whole row and ordering them gives (search.ts before the cut).
+      const expected = resultOrder(ranked, listable, limit).map((row) => ({ key: row.pk, score: row.relevance }));
+      expect(cut).toEqual(expected);
+    }),
   );
 });

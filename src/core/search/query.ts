@@ -112,6 +112,22 @@ export async function searchNotes(source: SearchSource, request: SearchRequest):
   return rankTopK(source, await queryTerms(source, request.words), request.limit);
 }
 
+/** What resultOrder reads of a note besides its relevance. */
+export type OrderColumns = { pk: number; score: number; createdAt: number };
+
+/**
+ * The first `limit` of `ranked` in resultOrder's order, when more notes tie
+ * than are listed (a replay loop's near-duplicates tie by the dozen): their
+ * order columns are read (`readOrder`, which leaves out notes no longer
+ * listable) instead of their whole rows, so only the listed notes' rows are
+ * made. `ranked` as it is when it holds `limit` notes or fewer.
+ */
+export function cutTies(ranked: Ranked[], limit: number, readOrder: (keys: number[]) => OrderColumns[]): Ranked[] {
+  if (ranked.length <= limit) return ranked;
+  const scores = new Map(ranked.map((r) => [r.key, r.score]));
+  return resultOrder(ranked, readOrder(ranked.map((r) => r.key)), limit).map(({ pk }) => ({ key: pk, score: scores.get(pk)! }));
+}
+
 /**
  * The documented order of results: BM25F score, then net score, then the
  * newer note (created_at, then pk), so equal texts are told apart stably.

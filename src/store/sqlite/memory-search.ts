@@ -8,6 +8,7 @@
 // would not fit SEARCH_MEMORY_MB, search runs on the FTS5 index (search.ts).
 import { Database } from "bun:sqlite";
 import { MemoryIndex } from "../../core/search/memory-index.ts";
+import type { OrderColumns } from "../../core/search/query.ts";
 import type { IndexedVector } from "../../core/search/vector.ts";
 import { netChanges, SearchFollower, type BuildPlan, type LogChanges, type SearchLog } from "../search-follower.ts";
 import { attachSearchFile } from "./search-file.ts";
@@ -152,6 +153,14 @@ export class SqliteSearchLog implements SearchLog<number> {
 export function storedVectors(sqlite: Database): (keys: number[]) => { key: number; vector: string }[] {
   const statement = sqlite.query<[number, string], [string]>("SELECT pk, vector FROM search_vectors WHERE pk IN (SELECT value FROM json_each(?1))");
   return (keys) => (statement.values(JSON.stringify(keys)) as [number, string][]).map(([key, vector]) => ({ key, vector }));
+}
+
+/** The order columns (cutTies) of some notes, read on `sqlite`; never a superseded note, as the rows read after them. */
+export function orderColumns(sqlite: Database): (keys: number[]) => OrderColumns[] {
+  const statement = sqlite.query<OrderColumns, [string]>(
+    "SELECT pk, score, created_at AS createdAt FROM posts WHERE pk IN (SELECT value FROM json_each(?1)) AND superseded_by IS NULL",
+  );
+  return (keys) => statement.all(JSON.stringify(keys));
 }
 
 /** The loading connection's statements. */

@@ -4,7 +4,8 @@
 // the same file would (memory-search.ts), taking the stored vectors of the
 // notes the serving thread wrote from its messages instead of reading them
 // back, and answers searches, tagged searches and similar-notes lookups with
-// keys and scores (the serving thread reads the rows). Every query first
+// keys and scores (the serving thread reads the rows; of a lookup's notes
+// tied past its limit, this thread reads the order and cuts them). Every query first
 // reads the log up to the latest commit, so it finds every note committed
 // before it was asked. An entry point of its own in the executable
 // (worker-url.ts).
@@ -12,7 +13,8 @@ import { Database } from "bun:sqlite";
 import type { SimilarQuery, SimilarRanking } from "../../core/search/own-score.ts";
 import type { Ranked } from "../../core/search/ranking.ts";
 import type { SearchFollower } from "../search-follower.ts";
-import { sqliteMemorySearch, storedVectors } from "./memory-search.ts";
+import { orderColumns, sqliteMemorySearch, storedVectors } from "./memory-search.ts";
+import { cutTies, type OrderColumns } from "../../core/search/query.ts";
 import { SqliteNoteTags } from "./note-tags.ts";
 import { searchPostings, searchTaggedPostings, type VectorReader } from "../../core/search/memory-queries.ts";
 import { rankSimilarInMemory } from "../../core/search/similar-memory.ts";
@@ -42,6 +44,7 @@ let db: Database | null = null;
 let follower: SearchFollower<number> | null = null;
 let tags: SqliteNoteTags | null = null;
 let stored: VectorReader | null = null;
+let order: ((keys: number[]) => OrderColumns[]) | null = null;
 const reply = (message: SearchThreadReply) => self.postMessage(message);
 
 function open({ file, budgetBytes, loadNowPostings }: { file: string; budgetBytes: number; loadNowPostings?: number }): void {
@@ -50,6 +53,7 @@ function open({ file, budgetBytes, loadNowPostings }: { file: string; budgetByte
   attachSearchFile(db, true);
   const connection = db;
   stored = { vectors: storedVectors(connection) };
+  order = orderColumns(connection);
   tags = new SqliteNoteTags(connection);
   follower = sqliteMemorySearch(connection, budgetBytes, loadNowPostings);
   const started = follower;
@@ -70,7 +74,10 @@ async function answer(request: { id: number } & SearchQuery): Promise<void> {
     const memory = await postings.current();
     const off = postings.offReason;
     if ("similar" in request) {
-      reply({ id, off, similar: memory ? rankSimilarInMemory(memory, request.similar) : null });
+      // Ties past the limit cut here, on this connection: the serving thread then reads the listed notes' rows only.
+      const similar = memory ? rankSimilarInMemory(memory, request.similar) : null;
+      if (similar) similar.ranked = cutTies(similar.ranked, request.similar.limit, order!);
+      reply({ id, off, similar });
       return;
     }
     let ranked: Ranked[] | null = null;

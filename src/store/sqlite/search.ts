@@ -11,13 +11,13 @@
 // brought level before it is read (fts-follow.ts).
 // Ranking itself is src/core/search/ranking.ts.
 import type { Database } from "bun:sqlite";
-import { resultOrder, searchNotes, type SearchRequest, type SearchSource } from "../../core/search/query.ts";
+import { cutTies, resultOrder, searchNotes, type SearchRequest, type SearchSource } from "../../core/search/query.ts";
 import { rankSimilar, type SimilarQuery } from "../../core/search/own-score.ts";
 import { rankTopK, TIERS, tierOf, type CorpusStats, type Ranked, type TermAt } from "../../core/search/ranking.ts";
 import { rankTagged } from "../../core/search/tagged.ts";
 import { noteVector, readLengths, termCount, type IndexedVector, type NoteVector } from "../../core/search/vector.ts";
 import type { SearchFollower } from "../search-follower.ts";
-import { sqliteMemorySearch, storedVectors } from "./memory-search.ts";
+import { orderColumns, sqliteMemorySearch, storedVectors } from "./memory-search.ts";
 import { InProcessPostings, type Postings } from "./postings.ts";
 import { SearchThread } from "./search-thread.ts";
 import { SqliteNoteTags } from "./note-tags.ts";
@@ -92,6 +92,7 @@ function prepare(sqlite: Database) {
     vectors: storedVectors(sqlite),
     // Never a superseded note: one may be superseded between the search thread's ranking and this read.
     rows: sqlite.query<NoteRow, [string]>(`SELECT ${NOTE_SELECT} FROM posts p WHERE p.pk IN (SELECT value FROM json_each(?1)) AND p.superseded_by IS NULL`),
+    order: orderColumns(sqlite),
     // Superseded notes are kept out of the index (docs/design.md, "Superseding").
     postCount: sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM posts WHERE superseded_by IS NULL"),
     unindexed: sqlite.query<{ pk: number; title: string; tags: string; body: string; score: number; createdAt: number }, []>(
@@ -411,7 +412,9 @@ export class SqliteSearch implements SearchSource {
    */
   async similar(query: SimilarQuery): Promise<{ row: NoteRow; share: number }[]> {
     if (query.terms.length === 0 || query.limit <= 0) return [];
-    const { own, ranked } = (await this.postings.similar(query)) ?? (await rankSimilar(this, query));
+    const { own, ranked: tied } = (await this.postings.similar(query)) ?? (await rankSimilar(this, query));
+    // The search thread has cut the ties already; the other paths cut them here.
+    const ranked = cutTies(tied, query.limit, this.s.order);
     if (ranked.length === 0) return [];
     const shares = new Map(ranked.map((r) => [r.key, r.score / own]));
     return resultOrder(ranked, this.s.rows.all(JSON.stringify(ranked.map((r) => r.key))), query.limit).map((row) => ({ row, share: shares.get(row.pk)! }));
