@@ -1,5 +1,5 @@
 // TermPostings.pushChain (a staged chain appended in one run: memory-index.ts's
-// flush) against push() one posting at a time: the same bytes, skip entries and sizes.
+// flush) against push() one posting at a time: the same bytes, skip and half entries and sizes.
 import { expect, test } from "bun:test";
 import fc from "fast-check";
 import { TermPostings } from "../../src/core/search/term-postings.ts";
@@ -38,6 +38,8 @@ test("pushChain writes what push() writes, posting by posting, across blocks and
         expect([chained.size, chained.last, chained.notes]).toEqual([one.size, one.last, one.notes]);
         const blocks = one.size >> 7;
         expect(chained.skips?.subarray(0, 2 * blocks) ?? null).toEqual(one.skips?.subarray(0, 2 * blocks) ?? null);
+        const halved = one.size >= 64 ? ((one.size - 64) >> 7) + 1 : 0;
+        expect(chained.halves?.subarray(0, 2 * halved) ?? null).toEqual(one.halves?.subarray(0, 2 * halved) ?? null);
       }
     }),
     { numRuns: 120 },

@@ -48,6 +48,8 @@ export class Best {
 export class Lane {
   readonly data: Uint8Array;
   readonly skips: Int32Array | null;
+  /** The list's half entries (TermPostings.halves). */
+  readonly halves: Int32Array | null;
   readonly blockMax: Float32Array | null;
   readonly size: number;
   readonly length: number;
@@ -71,6 +73,7 @@ export class Lane {
   ) {
     this.data = list.data;
     this.skips = list.skips;
+    this.halves = list.halves;
     this.blockMax = list.blockMax;
     this.size = list.size;
     this.length = list.length;

@@ -2,7 +2,7 @@
 // there, their candidates (maxscore-candidates.ts), the non-essential terms
 // added to them, and the notes kept for the final rescoring.
 import { BLOCK_SHIFT } from "./memory-index.ts";
-import { readFieldCounts } from "./term-postings.ts";
+import { HALF, readFieldCounts } from "./term-postings.ts";
 import { BM25F, SLACK, weightedFrequencyOf } from "./ranking.ts";
 import { candidatesOfMany, candidatesOfOne } from "./maxscore-candidates.ts";
 import type { Lane, Ranking } from "./maxscore-state.ts";
@@ -75,6 +75,7 @@ function addNonEssential(state: Ranking, lane: Lane, low: number, count: number)
   const data = lane.data;
   const fields = state.scratch.fields;
   const skips = lane.skips;
+  const halves = lane.halves;
   const bounds = lane.bounds;
   const size = lane.size;
   const complete = lane.complete;
@@ -95,6 +96,13 @@ function addNonEssential(state: Ranking, lane: Lane, low: number, count: number)
         at = skips![2 * block - 1];
         previous = skips![2 * block - 2];
         read = block << BLOCK_SHIFT;
+      }
+      // From the block's half entry when the target is past it (TermPostings.halves).
+      const half = (block << BLOCK_SHIFT) + HALF;
+      if (halves !== null && half > read && half <= size && halves[2 * block] < target) {
+        at = halves[2 * block + 1];
+        previous = halves[2 * block];
+        read = half;
       }
       // Decode up to the target.
       while (read < size) {

@@ -8,6 +8,8 @@ import type { Fields } from "./analyzer.ts";
 /** Postings per block: each complete block has a skip entry (its last ordinal, where the next block starts). */
 export const BLOCK_SHIFT = 7;
 export const BLOCK = 1 << BLOCK_SHIFT;
+/** Postings into a block where its half entry points (TermPostings.halves). */
+export const HALF = BLOCK >> 1;
 
 /**
  * The notes holding one term, by ordinal (ascending: ordinals are handed out
@@ -28,6 +30,13 @@ export class TermPostings {
   last = -1;
   /** Per complete block: its last ordinal and the byte where the next block starts. */
   skips: Int32Array | null = null;
+  /**
+   * Per block of HALF postings or more: the ordinal of its posting HALF - 1
+   * and the byte where its posting HALF starts. A leap to a note in the
+   * second half of a block reads on from there (PostingCursor.leap), half a
+   * block's postings fewer (docs/search-index.md, "Half-block entries").
+   */
+  halves: Int32Array | null = null;
   /** The largest weighted frequency among the postings under `boundAverages` (a bound: removed notes may have held it). */
   maxWeighted = 0;
   /** The field averages the bound was computed under; null: not computed yet. */
@@ -97,6 +106,7 @@ export class TermPostings {
     this.last = ordinal;
     this.size++;
     if ((this.size & (BLOCK - 1)) === 0) grown += this.skipEntry(this.size, ordinal);
+    else if ((this.size & (BLOCK - 1)) === HALF) grown += this.halfEntry(this.size, ordinal);
     return grown;
   }
 
@@ -145,6 +155,9 @@ export class TermPostings {
       if ((size & (BLOCK - 1)) === 0) {
         this.length = at;
         grown += this.skipEntry(size, ordinal);
+      } else if ((size & (BLOCK - 1)) === HALF) {
+        this.length = at;
+        grown += this.halfEntry(size, ordinal);
       }
     }
     this.length = at;
@@ -169,9 +182,24 @@ export class TermPostings {
     return grown;
   }
 
+  /** Records the half entry of the block whose posting HALF - 1 is posting `size` - 1 (its ordinal `ordinal`, `length` bytes written); returns the bytes `halves` grew by. */
+  private halfEntry(size: number, ordinal: number): number {
+    const block = size >> BLOCK_SHIFT;
+    let grown = 0;
+    if (!this.halves || this.halves.length < 2 * block + 2) {
+      const halves = new Int32Array(Math.max(8, 2 * (block + 1) * 2));
+      if (this.halves) halves.set(this.halves);
+      grown = (halves.length - (this.halves?.length ?? 0)) * 4;
+      this.halves = halves;
+    }
+    this.halves[2 * block] = ordinal;
+    this.halves[2 * block + 1] = this.length;
+    return grown;
+  }
+
   /** Bytes held by the arrays. */
   get bytes(): number {
-    return this.data.length + (this.skips ? this.skips.length * 4 : 0);
+    return this.data.length + (this.skips ? this.skips.length * 4 : 0) + (this.halves ? this.halves.length * 4 : 0);
   }
 
   /** Shrinks the arrays to what they hold; returns the bytes freed. */
@@ -180,6 +208,8 @@ export class TermPostings {
     if (this.data.length > this.length) this.data = this.data.slice(0, this.length);
     const blocks = this.size >> BLOCK_SHIFT;
     if (this.skips && this.skips.length > 2 * blocks) this.skips = this.skips.slice(0, 2 * blocks);
+    const halved = this.size >= HALF ? ((this.size - HALF) >> BLOCK_SHIFT) + 1 : 0;
+    if (this.halves && this.halves.length > 2 * halved) this.halves = this.halves.slice(0, 2 * halved);
     return before - this.bytes;
   }
 
@@ -309,7 +339,8 @@ export class PostingCursor {
   /**
    * seek() for a few targets far apart in a long list (the similar-notes
    * lookup's pool): finds the target's block by binary search over the skip
-   * entries instead of walking them.
+   * entries instead of walking them, and reads on from the block's half entry
+   * when the target is past it.
    */
   leap(target: number): boolean {
     if (this.ordinal >= target) return this.ordinal === target;
@@ -323,6 +354,13 @@ export class PostingCursor {
         else high = middle;
       }
       if (low > this.block) this.toBlock(low);
+    }
+    const halves = this.list.halves;
+    const half = (this.block << BLOCK_SHIFT) + HALF;
+    if (halves !== null && half > this.read && half <= this.list.size && halves[2 * this.block] < target) {
+      this.ordinal = halves[2 * this.block];
+      this.at = halves[2 * this.block + 1];
+      this.read = half;
     }
     // Up to the target, only the gaps are read (each posting's counts skipped, nothing stored per posting); its counts by next().
     const list = this.list;
