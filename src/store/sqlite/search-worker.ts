@@ -24,18 +24,25 @@ export type SearchQuery =
   | { search: { words: string[]; limit: number } }
   | { tagged: { words: string[]; tags: string[]; limit: number } }
   | { similar: SimilarQuery };
+/**
+ * `queries`: the queries the serving thread asked in one turn of its event
+ * loop, in one message (a message costs each side ~10 µs whatever it holds:
+ * docs/benchmarks.md), answered in one.
+ */
 export type SearchThreadRequest =
   | { open: { file: string; budgetBytes: number; loadNowPostings?: number } }
   | { committed: Map<number, string> }
-  | ({ id: number } & SearchQuery)
+  | { queries: ({ id: number } & SearchQuery)[] }
   | { close: true };
-/** `off`: why the postings do not serve queries now (null: they do), sent with every reply. */
+/** `off`: why the postings do not serve queries now (null: they do), sent with every answer. */
+export type QueryAnswer =
+  | { id: number; off: string | null; ranked: Ranked[] | null }
+  | { id: number; off: string | null; similar: SimilarRanking | null }
+  | { id: number; off: string | null; error: string };
 export type SearchThreadReply =
   | { started: true; off: string | null }
   | { loaded: true; off: string | null }
-  | { id: number; off: string | null; ranked: Ranked[] | null }
-  | { id: number; off: string | null; similar: SimilarRanking | null }
-  | { id: number; off: string | null; error: string }
+  | { answers: QueryAnswer[] }
   | { closed: true }
   | { failed: string };
 
@@ -66,10 +73,10 @@ function open({ file, budgetBytes, loadNowPostings }: { file: string; budgetByte
   );
 }
 
-async function answer(request: { id: number } & SearchQuery): Promise<void> {
+async function answer(request: { id: number } & SearchQuery): Promise<QueryAnswer> {
   const { id } = request;
   const postings = follower;
-  if (postings === null) return reply({ id, off: "closed", ranked: null });
+  if (postings === null) return { id, off: "closed", ranked: null };
   try {
     const memory = await postings.current();
     const off = postings.offReason;
@@ -77,8 +84,7 @@ async function answer(request: { id: number } & SearchQuery): Promise<void> {
       // Ties past the limit cut here, on this connection: the serving thread then reads the listed notes' rows only.
       const similar = memory ? rankSimilarInMemory(memory, request.similar) : null;
       if (similar) similar.ranked = cutTies(similar.ranked, request.similar.limit, order!);
-      reply({ id, off, similar });
-      return;
+      return { id, off, similar };
     }
     let ranked: Ranked[] | null = null;
     if (memory && "search" in request) ranked = await searchPostings(memory, request.search.words, request.search.limit);
@@ -86,10 +92,15 @@ async function answer(request: { id: number } & SearchQuery): Promise<void> {
       const { words, tags: tagWords, limit } = request.tagged;
       ranked = await searchTaggedPostings(memory, words, tags!.tagged(tagWords), limit, stored!);
     }
-    reply({ id, off, ranked });
+    return { id, off, ranked };
   } catch (error) {
-    reply({ id, off: postings.offReason, error: String((error as Error)?.message ?? error) });
+    return { id, off: postings.offReason, error: String((error as Error)?.message ?? error) };
   }
+}
+
+/** A turn's queries, each answered as soon as it is ranked (the serving thread takes each on while the next is ranked). */
+async function answerAll(queries: ({ id: number } & SearchQuery)[]): Promise<void> {
+  for (const query of queries) reply({ answers: [await answer(query)] });
 }
 
 self.onmessage = ({ data }: MessageEvent<SearchThreadRequest>) => {
@@ -102,7 +113,7 @@ self.onmessage = ({ data }: MessageEvent<SearchThreadRequest>) => {
       db?.close();
       db = null;
       reply({ closed: true });
-    } else void answer(data);
+    } else void answerAll(data.queries);
   } catch (error) {
     reply({ failed: String((error as Error)?.message ?? error) });
   }
