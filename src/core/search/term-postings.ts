@@ -169,32 +169,16 @@ export class TermPostings {
 
   /** Records the skip entry of the block that posting `size` (its ordinal `ordinal`, `length` bytes written) completes; returns the bytes `skips` grew by. */
   private skipEntry(size: number, ordinal: number): number {
-    const block = (size >> BLOCK_SHIFT) - 1;
-    let grown = 0;
-    if (!this.skips || this.skips.length < 2 * block + 2) {
-      const skips = new Int32Array(Math.max(8, 2 * (block + 1) * 2));
-      if (this.skips) skips.set(this.skips);
-      grown = (skips.length - (this.skips?.length ?? 0)) * 4;
-      this.skips = skips;
-    }
-    this.skips[2 * block] = ordinal;
-    this.skips[2 * block + 1] = this.length;
-    return grown;
+    const before = this.skips;
+    this.skips = withPair(before, (size >> BLOCK_SHIFT) - 1, ordinal, this.length);
+    return (this.skips.length - (before?.length ?? 0)) * 4;
   }
 
   /** Records the half entry of the block whose posting HALF - 1 is posting `size` - 1 (its ordinal `ordinal`, `length` bytes written); returns the bytes `halves` grew by. */
   private halfEntry(size: number, ordinal: number): number {
-    const block = size >> BLOCK_SHIFT;
-    let grown = 0;
-    if (!this.halves || this.halves.length < 2 * block + 2) {
-      const halves = new Int32Array(Math.max(8, 2 * (block + 1) * 2));
-      if (this.halves) halves.set(this.halves);
-      grown = (halves.length - (this.halves?.length ?? 0)) * 4;
-      this.halves = halves;
-    }
-    this.halves[2 * block] = ordinal;
-    this.halves[2 * block + 1] = this.length;
-    return grown;
+    const before = this.halves;
+    this.halves = withPair(before, size >> BLOCK_SHIFT, ordinal, this.length);
+    return (this.halves.length - (before?.length ?? 0)) * 4;
   }
 
   /** Bytes held by the arrays. */
@@ -218,6 +202,18 @@ export class TermPostings {
     const cursor = new PostingCursor(this);
     while (cursor.next()) each(cursor.ordinal, cursor.title, cursor.tags, cursor.body);
   }
+}
+
+/** `pairs` (an ordinal and a byte offset per block) with pair `block` set, grown to twice the blocks when it has no room. */
+function withPair(pairs: Int32Array | null, block: number, ordinal: number, at: number): Int32Array {
+  let into = pairs;
+  if (!into || into.length < 2 * block + 2) {
+    into = new Int32Array(Math.max(8, 2 * (block + 1) * 2));
+    if (pairs) into.set(pairs);
+  }
+  into[2 * block] = ordinal;
+  into[2 * block + 1] = at;
+  return into;
 }
 
 /**

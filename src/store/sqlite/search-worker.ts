@@ -26,8 +26,9 @@ export type SearchQuery =
   | { similar: SimilarQuery };
 /**
  * `queries`: the queries the serving thread asked in one turn of its event
- * loop, in one message (a message costs each side ~10 µs whatever it holds:
- * docs/benchmarks.md), answered in one.
+ * loop, in one message (a message costs its sender ~10 µs whatever it holds:
+ * docs/design.md, "The search thread"); each is answered as soon as it is
+ * ranked.
  */
 export type SearchThreadRequest =
   | { open: { file: string; budgetBytes: number; loadNowPostings?: number } }
