@@ -54,10 +54,23 @@ export interface SearchLog<P> {
    * vectors this process's own recent writes indexed, by key (spares reading them back).
    */
   changesSince(from: P, written: ReadonlyMap<number, IndexedVector>): LogChanges<P> | null | Promise<LogChanges<P> | null>;
+  /**
+   * The position after log rows `rows` when they come right after `position`
+   * (no other row between), else null. An engine whose rows are numbered
+   * densely in commit order (SQLite) provides it: SearchFollower.committed
+   * then takes a batch whose rows it was told without reading them.
+   */
+  after?(position: P, rows: OwnRows): P | null;
   // An engine answers a key's vector from `written` (that very object) only when the key's last
   // add row in the read is this process's own write: a row id taken again by another note after a
   // delete must come with that note's vector (PostgreSQL: PostgresSearchLog.ownRow; SQLite reads
   // back every key removed within the read, as it cannot tell whose add came after).
+}
+
+/** The log rows of one of this process's write batches, when they are exactly the adds of the notes it sent: seqs first..last. */
+export interface OwnRows {
+  first: number;
+  last: number;
 }
 
 export interface FollowerOptions {
@@ -240,9 +253,16 @@ export class SearchFollower<P> {
     return state.kind === "ready" ? state.index : null;
   }
 
-  /** After a batch of this process's writes committed; `written` holds the vectors it indexed, by key. */
-  committed(written?: ReadonlyMap<number, IndexedVector>): void {
+  /**
+   * After a batch of this process's writes committed; `written` holds the
+   * vectors it indexed, by key. With `rows` (its log rows are exactly the
+   * adds of those notes) and an engine that can tell they follow the
+   * postings' place (SearchLog.after), they are added without reading the
+   * log: docs/design.md, "The search thread".
+   */
+  committed(written?: ReadonlyMap<number, IndexedVector>, rows?: OwnRows): void {
     if (this.state.kind !== "ready") return; // a build in progress follows them when it ends
+    if (written && rows && this.log.after) return this.takeOwn(written, rows);
     if (written) for (const [key, vector] of written) this.written.set(key, vector);
     this.stale = true;
     // Where reading the log is a local read, followed now, so that no search
@@ -273,6 +293,41 @@ export class SearchFollower<P> {
         return;
       }
     }
+  }
+
+  /**
+   * committed() for a batch whose log rows are known: in the catch-ups'
+   * chain (after any catch-up already started or queued, before any asked
+   * later: `queued` is let go, so a search asking now waits for this step),
+   * its notes are added and the place moved past its rows when they follow
+   * the place directly; otherwise (another process logged rows between, or a
+   * catch-up read these already) they are handed to a catch-up as before.
+   */
+  private takeOwn(written: ReadonlyMap<number, IndexedVector>, rows: OwnRows): void {
+    const step = this.chain.then(() => {
+      const state = this.state;
+      if (state.kind !== "ready") return;
+      const next = this.log.after!(state.position, rows);
+      if (next === null) {
+        for (const [key, vector] of written) this.written.set(key, vector);
+        this.stale = true;
+        this.followOwn();
+        return;
+      }
+      for (const [key, vector] of written) {
+        state.index.add(key, vector);
+        // Checked note by note, as a catch-up does.
+        if (state.index.bytes > this.budgetBytes) return this.fail(overBudget(state.index.bytes, this.budgetBytes));
+      }
+      state.position = next;
+    });
+    const settled = step.catch((error) => this.fail(`following the search log failed: ${(error as Error).message}`));
+    this.chain = settled;
+    this.queued = null;
+    this.pending = settled;
+    void settled.then(() => {
+      if (this.pending === settled) this.pending = null;
+    });
   }
 
   /** A catch-up that every later search waits for (it holds this process's writes so far). */

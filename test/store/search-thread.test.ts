@@ -127,3 +127,32 @@ test("lookups and searches on the search thread give exactly what the postings o
     await here.close();
   }
 });
+
+test("a batch's notes are taken without reading the log only when its rows follow the thread's place: another writer's row between two batches is still found", async () => {
+  // Two stores on one data directory, as two processes: `threaded` writes in batches; `other` logs a row between two of them.
+  const dir = tempDir("cairn-search-thread-");
+  dirs.push(dir);
+  const threaded = new SqliteStore({ dataDir: dir, searchMemoryBytes: DEFAULT_SEARCH_MEMORY_BYTES, searchThread: true });
+  await threaded.migrate();
+  await threaded.searchMemoryBuilt();
+  const other = new SqliteStore({ dataDir: dir, searchMemoryBytes: 0 });
+  await other.migrate();
+  try {
+    const { contributorNo } = await threaded.createContributor({ email: "i@example.org", keyPrefix: "cairn_iiiiii", keyDigest: new Uint8Array(32), createdAt: 0 });
+    const note = (n: number, title: string) => ({ id: `00000000-0000-7000-8000-${String(n).padStart(12, "0")}`, contributorNo, title, body: `${title} body`, tags: [], createdAt: n });
+    const titles = async (query: string) => (await threaded.search(searchRequest(query, 10))).map((found) => found.title);
+    // Each round with no search between the writes: the thread sees the batches' messages one after another.
+    for (let round = 0; round < 3; round++) {
+      await threaded.createNote(note(10 * round + 1, `Kame terrace q${round}`), () => false);
+      await other.createNote(note(10 * round + 2, `Kettle hole k${round}`), () => false);
+      await threaded.createNote(note(10 * round + 3, `Kame delta q${round}`), () => false);
+      await threaded.createNote(note(10 * round + 4, `Kame moraine q${round}`), () => false);
+      expect(await titles(`k${round}`)).toEqual([`Kettle hole k${round}`]);
+      expect((await titles(`q${round}`)).sort()).toEqual([`Kame delta q${round}`, `Kame moraine q${round}`, `Kame terrace q${round}`]);
+    }
+    expect(threaded.searchMemoryOffReason).toBeNull();
+  } finally {
+    await other.close();
+    await threaded.close();
+  }
+});

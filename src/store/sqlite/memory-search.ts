@@ -10,7 +10,7 @@ import { Database } from "bun:sqlite";
 import { MemoryIndex } from "../../core/search/memory-index.ts";
 import type { OrderColumns } from "../../core/search/query.ts";
 import type { IndexedVector } from "../../core/search/vector.ts";
-import { netChanges, SearchFollower, type BuildPlan, type LogChanges, type SearchLog } from "../search-follower.ts";
+import { netChanges, SearchFollower, type BuildPlan, type LogChanges, type OwnRows, type SearchLog } from "../search-follower.ts";
 import { attachSearchFile } from "./search-file.ts";
 
 /** Corpora up to this many postings are loaded before migrate() returns; larger ones in the background. */
@@ -79,6 +79,16 @@ export class SqliteSearchLog implements SearchLog<number> {
     } finally {
       if (background) db.close();
     }
+  }
+
+  /**
+   * Log seqs are handed out densely in commit order (AUTOINCREMENT; writes
+   * are serialized, and a rolled-back row's seq is handed out again), so rows
+   * first..last follow `position` with nothing between when first is the
+   * next seq.
+   */
+  after(position: number, rows: OwnRows): number | null {
+    return position === rows.first - 1 ? rows.last : null;
   }
 
   /**

@@ -7,7 +7,7 @@
 import type { SimilarQuery, SimilarRanking } from "../../core/search/own-score.ts";
 import type { Ranked } from "../../core/search/ranking.ts";
 import type { IndexedVector } from "../../core/search/vector.ts";
-import type { SearchFollower } from "../search-follower.ts";
+import type { OwnRows, SearchFollower } from "../search-follower.ts";
 import type { SqliteNoteTags } from "./note-tags.ts";
 import { searchPostings, searchTaggedPostings, type VectorReader } from "../../core/search/memory-queries.ts";
 import { rankSimilarInMemory } from "../../core/search/similar-memory.ts";
@@ -25,8 +25,8 @@ export interface Postings {
   start(): Promise<void>;
   /** Settles once a background build has finished (or failed). */
   loaded(): Promise<void>;
-  /** After a write batch's COMMIT: the vectors of the notes it indexed, by key (see `takes`). */
-  committed(written: ReadonlyMap<number, IndexedVector>): void;
+  /** After a write batch's COMMIT: the vectors of the notes it indexed, by key (see `takes`); `rows`: its log rows when they are exactly those notes' adds. */
+  committed(written: ReadonlyMap<number, IndexedVector>, rows?: OwnRows): void;
   search(words: string[], limit: number): Promise<Ranked[] | null>;
   /** `tags`: the query's tag words (the postings' side reads which notes carry them). */
   searchTagged(words: string[], tags: string[], limit: number): Promise<Ranked[] | null>;
@@ -58,6 +58,7 @@ export class InProcessPostings implements Postings {
   }
 
   committed(written: ReadonlyMap<number, IndexedVector>): void {
+    // Analysed vectors, not the stored ones the log would name: the catch-up reads the rows (SearchFollower.committed takes `rows` with stored vectors only).
     this.follower.committed(written);
   }
 

@@ -16,6 +16,7 @@
 import type { SimilarQuery, SimilarRanking } from "../../core/search/own-score.ts";
 import type { Ranked } from "../../core/search/ranking.ts";
 import type { IndexedVector } from "../../core/search/vector.ts";
+import type { OwnRows } from "../search-follower.ts";
 import type { Postings } from "./postings.ts";
 import type { QueryAnswer, SearchQuery, SearchThreadReply, SearchThreadRequest } from "./search-worker.ts";
 import { workerUrl } from "./worker-url.ts";
@@ -69,9 +70,9 @@ export class SearchThread implements Postings {
     return this.built;
   }
 
-  committed(written: ReadonlyMap<number, IndexedVector>): void {
+  committed(written: ReadonlyMap<number, IndexedVector>, rows?: OwnRows): void {
     // Vectors are stored strings here (takes = "stored"). postMessage clones the map as it is sent, so the caller may clear it after.
-    if (written.size > 0) this.post({ committed: written as Map<number, string> });
+    if (written.size > 0) this.post({ committed: written as Map<number, string>, rows });
   }
 
   async search(words: string[], limit: number): Promise<Ranked[] | null> {

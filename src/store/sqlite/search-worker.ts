@@ -12,7 +12,7 @@
 import { Database } from "bun:sqlite";
 import type { SimilarQuery, SimilarRanking } from "../../core/search/own-score.ts";
 import type { Ranked } from "../../core/search/ranking.ts";
-import type { SearchFollower } from "../search-follower.ts";
+import type { OwnRows, SearchFollower } from "../search-follower.ts";
 import { orderColumns, sqliteMemorySearch, storedVectors } from "./memory-search.ts";
 import { cutTies, type OrderColumns } from "../../core/search/query.ts";
 import { SqliteNoteTags } from "./note-tags.ts";
@@ -32,7 +32,7 @@ export type SearchQuery =
  */
 export type SearchThreadRequest =
   | { open: { file: string; budgetBytes: number; loadNowPostings?: number } }
-  | { committed: Map<number, string> }
+  | { committed: Map<number, string>; rows?: OwnRows }
   | { queries: ({ id: number } & SearchQuery)[] }
   | { close: true };
 /** `off`: why the postings do not serve queries now (null: they do), sent with every answer. */
@@ -107,7 +107,7 @@ async function answerAll(queries: ({ id: number } & SearchQuery)[]): Promise<voi
 self.onmessage = ({ data }: MessageEvent<SearchThreadRequest>) => {
   try {
     if ("open" in data) open(data.open);
-    else if ("committed" in data) follower?.committed(data.committed);
+    else if ("committed" in data) follower?.committed(data.committed, data.rows);
     else if ("close" in data) {
       follower?.close();
       follower = null;

@@ -16,7 +16,7 @@ import { rankSimilar, type SimilarQuery } from "../../core/search/own-score.ts";
 import { rankTopK, TIERS, tierOf, type CorpusStats, type Ranked, type TermAt } from "../../core/search/ranking.ts";
 import { rankTagged } from "../../core/search/tagged.ts";
 import { noteVector, readLengths, termCount, type IndexedVector, type NoteVector } from "../../core/search/vector.ts";
-import type { SearchFollower } from "../search-follower.ts";
+import type { OwnRows, SearchFollower } from "../search-follower.ts";
 import { orderColumns, sqliteMemorySearch, storedVectors } from "./memory-search.ts";
 import { InProcessPostings, type Postings } from "./postings.ts";
 import { SearchThread } from "./search-thread.ts";
@@ -158,14 +158,18 @@ export class SqliteSearch implements SearchSource {
 
   /** Vectors indexed by the current write batch, by key: the in-memory postings take them after COMMIT. */
   private readonly written = new Map<number, IndexedVector>();
+  /** The current write batch's log rows in order (those of rolled-back writes dropped), and how many there were when its current write began. */
+  private batchRows: { seq: number; pk: number; removal: boolean }[] = [];
+  private rowsAtWriteStart = 0;
 
   /** After a write batch's COMMIT. */
   committed(): void {
     this.termCounts.committed();
     if (this.written.size > 0) {
-      this.postings.committed(this.written);
+      this.postings.committed(this.written, this.ownRows());
       this.written.clear();
     }
+    this.batchRows = [];
     if (this.followedInBatch) {
       this.unfollowed = 0;
       this.unfollowedTerms = 0;
@@ -236,6 +240,21 @@ export class SqliteSearch implements SearchSource {
   /** Before each write of a batch. */
   writeStarted(): void {
     this.totalsOfWrite = [0, 0, 0, 0];
+    this.rowsAtWriteStart = this.batchRows.length;
+  }
+
+  /**
+   * The batch's log rows when they are exactly the adds of the notes in
+   * `written`, with seqs one after another (the search thread then takes the
+   * notes without reading the log: SearchFollower.committed); else undefined.
+   */
+  private ownRows(): OwnRows | undefined {
+    const rows = this.batchRows;
+    if (rows.length === 0 || rows.length !== this.written.size) return undefined;
+    for (let i = 0; i < rows.length; i++) {
+      if (rows[i].removal || rows[i].seq !== rows[0].seq + i || !this.written.has(rows[i].pk)) return undefined;
+    }
+    return { first: rows[0].seq, last: rows[rows.length - 1].seq };
   }
 
   /** After a batch's writes, before its COMMIT: the totals, and the FTS5 index when FTS_FOLLOW_ROWS rows were logged (a throw fails the batch). */
@@ -260,6 +279,7 @@ export class SqliteSearch implements SearchSource {
     this.loggedInBatch = 0;
     this.termsInBatch = 0;
     this.written.clear();
+    this.batchRows = [];
     this.termCounts.forget();
     this.ftsRows.clear();
   }
@@ -269,6 +289,7 @@ export class SqliteSearch implements SearchSource {
     if (ok) for (let i = 0; i < 4; i++) this.totalsOfBatch[i] += this.totalsOfWrite![i];
     this.totalsOfWrite = null;
     if (ok) return;
+    this.batchRows.length = this.rowsAtWriteStart;
     this.termCounts.forget();
     this.ftsRows.clear();
   }
@@ -281,6 +302,7 @@ export class SqliteSearch implements SearchSource {
   /** Records a change of the index for every process's postings; trims old rows now and then. */
   private logChange(pk: number, removed: string | null, terms: number): number {
     const seq = Number(this.s.log.run(pk, removed).lastInsertRowid);
+    this.batchRows.push({ seq, pk, removal: removed !== null });
     this.loggedInBatch++;
     this.termsInBatch += terms;
     this.termCounts.logged(seq, terms);
@@ -349,6 +371,7 @@ export class SqliteSearch implements SearchSource {
     // Not a write batch: nothing hands these vectors on (the postings read them
     // back from the table), and a bulk catch-up must not keep them all in memory.
     this.written.clear();
+    this.batchRows = [];
     this.termCounts.fold();
     this.fts.apply();
     this.loggedInBatch = 0;
