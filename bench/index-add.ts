@@ -11,7 +11,8 @@
 // (stage=N: notes staged at most; flush=batch: the staged postings appended after every batch, as when a
 // search or similar-notes lookup follows each group commit; otherwise at the
 // end of a round; vector=stored: the stored vectors added, as the search
-// thread adds this process's writes, instead of the analysed ones).
+// thread added this process's writes before it got their word indexes, instead of the analysed ones;
+// vector=worded: the stored vectors with the analyser's word indexes, as the search thread adds them now).
 import { join, resolve } from "node:path";
 import { headNote } from "./headheavy.ts";
 import { benchArgs } from "./wrk.ts";
@@ -68,7 +69,8 @@ for (let r = 0; r < rounds; r++) {
         if (suffix) note.title += ` ${i % 2}-${Math.floor((r * count + i) / 2) + 1}`;
         const { terms: vector, encoded } = noteVector(note.title, note.tags, note.body);
         terms += vector.counts.size;
-        group.set(firstKey + r * count + i, settings.vector === "stored" ? encoded : vector);
+        const worded = { stored: encoded, memoWords: vector.memoWords, memoGeneration: vector.memoGeneration };
+        group.set(firstKey + r * count + i, settings.vector === "stored" ? encoded : settings.vector === "worded" ? worded : vector);
       }
       const cpu = process.cpuUsage();
       for (const [key, vector] of group) index.add(key, vector);

@@ -7,7 +7,7 @@ import { termVector } from "../../src/core/search/analyzer.ts";
 import { rankInMemory } from "../../src/core/search/maxscore.ts";
 import { MemoryIndex, PostingCursor, TermPostings } from "../../src/core/search/memory-index.ts";
 import { idf, scoreVector } from "../../src/core/search/ranking.ts";
-import { encodeVector } from "../../src/core/search/vector.ts";
+import { encodeVector, wordedVector } from "../../src/core/search/vector.ts";
 
 const WORDS = Array.from({ length: 30 }, (_, i) => `v${i}q`);
 const word = (u: number) => WORDS[Math.floor(WORDS.length * u ** 2.5)];
@@ -273,7 +273,7 @@ test("a stored vector is added with the same postings as the analysed vector it 
   );
 });
 
-test("an analysed vector's terms are found by the word memo's indexes: the same postings as the stored vector's, across the memo emptying (between notes and within one) and compactions", () => {
+test("an analysed vector's terms, and a stored vector's sent with its word indexes, are found by the word memo's indexes: the same postings as the stored vector's, across the memo emptying (between notes and within one), notes added out of analysis order, and compactions", () => {
   const words = ["sqlite", "wal", "mode", "node", "timeouts", "retrying", "deadlock", "connection", "connected", "x86", "café"];
   // A word of a-z per number: far more of them than the memo keeps (it empties at 100,000 words).
   const letters = (n: number) => {
@@ -284,14 +284,28 @@ test("an analysed vector's terms are found by the word memo's indexes: the same 
   const flood = (from: number, count: number) => Array.from({ length: count }, (_, i) => letters(from + i)).join(" ");
   const fromStrings = new MemoryIndex(5);
   const fromCounts = new MemoryIndex(5);
+  // The stored vectors with the word indexes, as the serving thread sends them to the search thread.
+  const fromWorded = new MemoryIndex(5);
   let key = 0;
   const stored = new Map<number, string>();
-  const add = (title: string, body: string) => {
+  // Notes analysed but added later, after others analysed since (the search thread adds in commit order, not analysis order).
+  let held: (() => void)[] = [];
+  const add = (title: string, body: string, hold = false) => {
     const vector = termVector(title, ["node"], body);
-    stored.set(key, encodeVector(vector));
-    fromStrings.add(key, encodeVector(vector));
-    fromCounts.add(key, vector);
-    key++;
+    const k = key++;
+    stored.set(k, encodeVector(vector));
+    const worded = wordedVector({ terms: vector, encoded: encodeVector(vector) });
+    const apply = () => {
+      fromStrings.add(k, stored.get(k)!);
+      fromCounts.add(k, vector);
+      fromWorded.add(k, worded);
+    };
+    if (hold) held.push(apply);
+    else apply();
+  };
+  const release = () => {
+    for (const apply of held) apply();
+    held = [];
   };
   const read = (index: MemoryIndex, term: string) => {
     const list = index.postings(term);
@@ -303,16 +317,22 @@ test("an analysed vector's terms are found by the word memo's indexes: the same 
   const check = () => {
     const terms = new Set<string>();
     for (const w of [...words, letters(3), letters(60_000), letters(150_000)]) for (const term of termVector("", [], w).counts.keys()) terms.add(term);
-    for (const term of terms) expect(read(fromCounts, term)).toEqual(read(fromStrings, term));
+    for (const term of terms) {
+      expect(read(fromCounts, term)).toEqual(read(fromStrings, term));
+      expect(read(fromWorded, term)).toEqual(read(fromStrings, term));
+    }
     expect(fromCounts.lengthSums).toEqual(fromStrings.lengthSums);
+    expect(fromWorded.lengthSums).toEqual(fromStrings.lengthSums);
   };
   // The first terms, only in the first note: gone at the compaction, so every later term's id changes.
   add("firstly", "onlyfirst");
   // Words in one order, then (after the memo empties) in another, so that their new indexes name other words' terms before.
   for (let i = 0; i < 20; i++) add(words[i % words.length], words.slice(i % 5).join(" "));
+  for (let i = 0; i < 6; i++) add(words[(2 * i + 1) % words.length], [...words].reverse().slice(i).join(" "), true);
   add("flood", flood(0, 60_000));
   add("flood", flood(60_000, 60_000)); // the memo empties while this note is analysed
   for (let i = 0; i < 20; i++) add(words[(7 * i + 3) % words.length], [...words].reverse().slice(i % 4).join(" "));
+  release(); // analysed in the memo's generation before: their indexes name other words now
   check();
   add("flood", flood(120_000, 90_000)); // and again
   for (let i = 0; i < 20; i++) add(words[(3 * i) % words.length], words.slice(i % 3).join(" "));
@@ -320,10 +340,11 @@ test("an analysed vector's terms are found by the word memo's indexes: the same 
   // Compaction renumbers the terms: the floods' terms go (no note holds them), and so do the first notes.
   for (const [k, vector] of stored) {
     if (k >= 21 && !vector.includes(" zq")) continue;
-    for (const index of [fromStrings, fromCounts]) expect(index.remove(k, vector)).toBe(true);
+    for (const index of [fromStrings, fromCounts, fromWorded]) expect(index.remove(k, vector)).toBe(true);
   }
-  for (const index of [fromStrings, fromCounts]) index.compact();
+  for (const index of [fromStrings, fromCounts, fromWorded]) index.compact();
   expect(fromCounts.termCount).toBe(fromStrings.termCount);
+  expect(fromWorded.termCount).toBe(fromStrings.termCount);
   expect(fromCounts.termCount).toBeLessThan(1000);
   for (let i = 0; i < 20; i++) add(words[(5 * i) % words.length], [...words].reverse().slice(i % 6).join(" "));
   check();

@@ -11,7 +11,7 @@ import { weightedFrequencyOf } from "./ranking.ts";
 import { PostingStage } from "./posting-stage.ts";
 import { TermTable } from "./term-table.ts";
 import { BLOCK, BLOCK_SHIFT, roundUp, TermPostings } from "./term-postings.ts";
-import { StoredTerms, type IndexedVector } from "./vector.ts";
+import { StoredTerms, type IndexedVector, type WordedVector } from "./vector.ts";
 
 // One term's postings and their cursor live in term-postings.ts; re-exported for the readers.
 export { BLOCK_SHIFT, PostingCursor, TermPostings } from "./term-postings.ts";
@@ -132,16 +132,17 @@ export class MemoryIndex {
   add(key: number, vector: IndexedVector): boolean {
     if (this.ordinalOfKey.has(key)) return false;
     const ordinal = this.newOrdinal(key);
-    const stored = typeof vector === "string";
+    const stored = typeof vector === "string" ? vector : "stored" in vector ? vector.stored : null;
     // A stored vector is read once, lengths and terms (StoredTerms), before anything is staged.
-    if (stored) this.storedTerms.read(vector);
-    const lengths = stored ? this.storedTerms.lengths : vector.lengths;
+    if (stored !== null) this.storedTerms.read(stored);
+    const lengths = stored !== null ? this.storedTerms.lengths : (vector as TermVector).lengths;
     for (let f = 0; f < 3; f++) {
       this.fieldLengths[3 * ordinal + f] = lengths[f];
       this.lengthSums[f] += lengths[f];
     }
     this.notes++;
-    if (stored) this.stageStored(vector, ordinal);
+    if (typeof vector === "string") this.stageStored(vector, ordinal);
+    else if ("stored" in vector) this.stageWorded(vector, ordinal);
     else this.stageAnalysed(vector, ordinal);
     if (++this.stage.notes >= this.stageNotes || this.stage.size >= STAGE_POSTINGS) this.flush();
     return true;
@@ -170,6 +171,33 @@ export class MemoryIndex {
         if (word >= 0) this.rememberWord(word, id);
       }
       this.stage.add(id, ordinal, fields[3 * i], fields[3 * i + 1], fields[3 * i + 2]);
+    }
+  }
+
+  /**
+   * Stages a stored vector (read by add()) that came with the analyser's word
+   * indexes (WordedVector): each term's id found by its word, as
+   * stageAnalysed does, the table only for a word not seen yet. The indexes
+   * are ignored unless there is one per term.
+   */
+  private stageWorded({ stored, memoWords: words, memoGeneration }: WordedVector, ordinal: number): void {
+    const parsed = this.storedTerms;
+    const { count, start, end, hash, counts } = parsed;
+    if (words.length !== count) return this.stageStored(stored, ordinal);
+    if (memoGeneration !== this.wordGeneration) {
+      this.idOfWord.fill(0);
+      this.wordGeneration = memoGeneration;
+    }
+    const table = this.termIds;
+    for (let i = 0; i < count; i++) {
+      const word = words[i];
+      let id = word >= 0 && word < this.idOfWord.length ? this.idOfWord[word] - 1 : -1;
+      if (id < 0) {
+        id = table.getHashed(hash[i], stored, start[i], end[i]);
+        if (id < 0) id = this.newTerm(stored.slice(start[i], end[i]), new TermPostings(8));
+        if (word >= 0) this.rememberWord(word, id);
+      }
+      this.stage.add(id, ordinal, counts[3 * i], counts[3 * i + 1], counts[3 * i + 2]);
     }
   }
 

@@ -137,14 +137,35 @@ export function vectorTerms(vector: string): string[] {
 
 /**
  * A vector as the in-memory postings take it: stored (a string read from the
- * database) or as this process analysed it for its own write (no parsing, and
- * its terms are the analyser's strings, hashed already).
+ * database), as this process analysed it for its own write (no parsing, and
+ * its terms are the analyser's strings, hashed already), or stored with the
+ * analyser's word indexes (WordedVector: what the serving thread sends the
+ * search thread).
  */
-export type IndexedVector = string | TermVector;
+export type IndexedVector = string | TermVector | WordedVector;
 
-/** forEachTerm for either form. */
+/**
+ * A stored vector with, per term in its order, the index of a word it came
+ * from in the analysing thread's word memo (TermVector.memoWords, -1: none)
+ * and that memo's generation: the search thread finds a term it met before
+ * by that index (memory-index.ts), without reading the term table, whose
+ * slots are a cache miss each (docs/design.md, "The search thread").
+ */
+export interface WordedVector {
+  stored: string;
+  memoWords: Int32Array;
+  memoGeneration: number;
+}
+
+/** The stored form of an analysed vector, with its word indexes when the analysis kept them. */
+export function wordedVector({ encoded, terms }: NoteVector): string | WordedVector {
+  return terms.memoWords === null ? encoded : { stored: encoded, memoWords: terms.memoWords, memoGeneration: terms.memoGeneration };
+}
+
+/** forEachTerm for any form. */
 export function forEachTermOf(vector: IndexedVector, each: (term: string, title: number, tags: number, body: number) => void): void {
   if (typeof vector === "string") return forEachTerm(vector, each);
+  if ("stored" in vector) return forEachTerm(vector.stored, each);
   const { terms, fields } = vector.counts;
   for (let i = 0; i < terms.length; i++) each(terms[i], fields[3 * i], fields[3 * i + 1], fields[3 * i + 2]);
 }

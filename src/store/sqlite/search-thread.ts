@@ -15,7 +15,7 @@
 // later, queries take the FTS5 index (exact, slower) and offReason says why.
 import type { SimilarQuery, SimilarRanking } from "../../core/search/own-score.ts";
 import type { Ranked } from "../../core/search/ranking.ts";
-import type { IndexedVector } from "../../core/search/vector.ts";
+import type { IndexedVector, WordedVector } from "../../core/search/vector.ts";
 import type { OwnRows } from "../search-follower.ts";
 import type { Postings } from "./postings.ts";
 import type { QueryAnswer, SearchQuery, SearchThreadReply, SearchThreadRequest } from "./search-worker.ts";
@@ -71,8 +71,8 @@ export class SearchThread implements Postings {
   }
 
   committed(written: ReadonlyMap<number, IndexedVector>, rows?: OwnRows): void {
-    // Vectors are stored strings here (takes = "stored"). postMessage clones the map as it is sent, so the caller may clear it after.
-    if (written.size > 0) this.post({ committed: written as Map<number, string>, rows });
+    // Vectors are stored ones here (takes = "stored"), with their word indexes when the analysis kept them. postMessage clones the map as it is sent, so the caller may clear it after.
+    if (written.size > 0) this.post({ committed: written as Map<number, string | WordedVector>, rows });
   }
 
   async search(words: string[], limit: number): Promise<Ranked[] | null> {

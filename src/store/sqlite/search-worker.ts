@@ -12,6 +12,7 @@
 import { Database } from "bun:sqlite";
 import type { SimilarQuery, SimilarRanking } from "../../core/search/own-score.ts";
 import type { Ranked } from "../../core/search/ranking.ts";
+import type { WordedVector } from "../../core/search/vector.ts";
 import type { OwnRows, SearchFollower } from "../search-follower.ts";
 import { orderColumns, sqliteMemorySearch, storedVectors } from "./memory-search.ts";
 import { cutTies, type OrderColumns } from "../../core/search/query.ts";
@@ -32,7 +33,7 @@ export type SearchQuery =
  */
 export type SearchThreadRequest =
   | { open: { file: string; budgetBytes: number; loadNowPostings?: number } }
-  | { committed: Map<number, string>; rows?: OwnRows }
+  | { committed: Map<number, string | WordedVector>; rows?: OwnRows }
   | { queries: ({ id: number } & SearchQuery)[] }
   | { close: true };
 /** `off`: why the postings do not serve queries now (null: they do), sent with every answer. */

@@ -15,7 +15,7 @@ import { cutTies, resultOrder, searchNotes, type SearchRequest, type SearchSourc
 import { rankSimilar, type SimilarQuery } from "../../core/search/own-score.ts";
 import { rankTopK, TIERS, tierOf, type CorpusStats, type Ranked, type TermAt } from "../../core/search/ranking.ts";
 import { rankTagged } from "../../core/search/tagged.ts";
-import { noteVector, readLengths, termCount, type IndexedVector, type NoteVector } from "../../core/search/vector.ts";
+import { noteVector, readLengths, termCount, wordedVector, type IndexedVector, type NoteVector } from "../../core/search/vector.ts";
 import type { OwnRows, SearchFollower } from "../search-follower.ts";
 import { orderColumns, sqliteMemorySearch, storedVectors } from "./memory-search.ts";
 import { InProcessPostings, type Postings } from "./postings.ts";
@@ -316,10 +316,11 @@ export class SqliteSearch implements SearchSource {
 
   /** Indexes a note; call inside the transaction that inserts it. */
   add(note: IndexedNote): void {
-    const { terms: vector, encoded } = note.vector ?? noteVector(note.title, note.tags, note.body);
+    const analysed = note.vector ?? noteVector(note.title, note.tags, note.body);
+    const { terms: vector, encoded } = analysed;
     const s = this.s;
     s.insertVector.run(note.pk, encoded);
-    this.written.set(note.pk, this.postings.takes === "stored" ? encoded : vector);
+    this.written.set(note.pk, this.postings.takes === "stored" ? wordedVector(analysed) : vector);
     this.addTotals(1, vector.lengths);
     const seq = this.logChange(note.pk, null, vector.counts.size);
     // Neither needs the terms by tier while the fold thread runs: it parses the stored vector, off this thread.
