@@ -4,7 +4,7 @@
 // cannot open its database leaves search on the FTS5 index with the same
 // results, and says why; a close never waits on a thread that is gone.
 import { afterAll, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { searchRequest } from "../../src/core/search/query.ts";
 import { similarCandidates } from "../../src/core/similar.ts";
@@ -154,5 +154,21 @@ test("a batch's notes are taken without reading the log only when its rows follo
   } finally {
     await other.close();
     await threaded.close();
+  }
+});
+
+test.skipIf(process.platform !== "linux")("the search thread runs as a batch thread, so a message waking it never preempts the thread serving requests", async () => {
+  const { store, create, titles } = await threadedStore();
+  try {
+    await create("Cirque", "a cirque carved by a glacier");
+    expect(await titles("cirque")).toEqual(["Cirque"]);
+    const thread = store.searchIndex.postings as SearchThread;
+    expect(thread.scheduling?.notBatch).toBeNull();
+    // Field 41 of its stat (the policy; sched.h: 0 normal, 3 batch), counted after the command's closing parenthesis.
+    const stat = readFileSync(`/proc/self/task/${thread.scheduling!.thread}/stat`, "utf8");
+    expect(readFileSync(`/proc/self/task/${thread.scheduling!.thread}/comm`, "utf8").trim()).toBe("Worker");
+    expect(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[41 - 3]).toBe("3");
+  } finally {
+    await store.close();
   }
 });

@@ -10,11 +10,14 @@ import { FtsFollower } from "./fts-follow.ts";
 import { foldWriter, type FoldOutcome, type WrittenVectors } from "./term-counts.ts";
 import { attachSearchFile } from "./search-file.ts";
 import { WriteTurn } from "./write-turn.ts";
+import { runAsBatchThread } from "./background-thread.ts";
 
 export type FoldRequest = { open: string; turn: SharedArrayBuffer } | { close: true } | { prepare: true; written?: WrittenVectors };
 export type FoldReply = { opened: true } | { closed: true } | FoldOutcome | { failed: string };
 
 declare const self: Worker;
+// Background work: not to preempt the thread serving requests when a message wakes this one (background-thread.ts).
+runAsBatchThread();
 let db: Database | null = null;
 let writeFold: ((written?: WrittenVectors) => FoldOutcome) | null = null;
 const reply = (message: FoldReply) => self.postMessage(message);

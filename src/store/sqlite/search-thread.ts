@@ -20,6 +20,7 @@ import type { OwnRows } from "../search-follower.ts";
 import type { Postings } from "./postings.ts";
 import type { QueryAnswer, SearchQuery, SearchThreadReply, SearchThreadRequest } from "./search-worker.ts";
 import { workerUrl } from "./worker-url.ts";
+import type { ThreadScheduling } from "./background-thread.ts";
 
 /** How long a close waits for the worker to close its connection (a background build stops at its next step). */
 const CLOSE_TIMEOUT_MS = 5_000;
@@ -39,6 +40,8 @@ export class SearchThread implements Postings {
   private whenLoaded!: () => void;
   private readonly built = new Promise<void>((resolve) => (this.whenLoaded = resolve));
   private whenClosed: (() => void) | null = null;
+  /** The worker's thread id and how it is scheduled (background-thread.ts), once it has started. */
+  scheduling: ThreadScheduling | null = null;
 
   /** Throws when no worker can be made (the caller keeps the postings on its own thread). */
   constructor(
@@ -123,6 +126,7 @@ export class SearchThread implements Postings {
     if ("failed" in reply) return this.stop(`the search thread failed: ${reply.failed}`);
     if ("started" in reply) {
       this.off = reply.off;
+      this.scheduling = reply.scheduling;
       this.worker?.unref();
       return this.whenStarted();
     }

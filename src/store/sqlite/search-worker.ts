@@ -20,6 +20,7 @@ import { SqliteNoteTags } from "./note-tags.ts";
 import { searchPostings, searchTaggedPostings, type VectorReader } from "../../core/search/memory-queries.ts";
 import { rankSimilarInMemory } from "../../core/search/similar-memory.ts";
 import { attachSearchFile } from "./search-file.ts";
+import { runAsBatchThread, type ThreadScheduling } from "./background-thread.ts";
 
 export type SearchQuery =
   | { search: { words: string[]; limit: number } }
@@ -42,13 +43,15 @@ export type QueryAnswer =
   | { id: number; off: string | null; similar: SimilarRanking | null }
   | { id: number; off: string | null; error: string };
 export type SearchThreadReply =
-  | { started: true; off: string | null }
+  | { started: true; off: string | null; scheduling: ThreadScheduling }
   | { loaded: true; off: string | null }
   | { answers: QueryAnswer[] }
   | { closed: true }
   | { failed: string };
 
 declare const self: Worker;
+// Background work: not to preempt the thread serving requests when a message wakes this one (background-thread.ts).
+const scheduling = runAsBatchThread();
 let db: Database | null = null;
 let follower: SearchFollower<number> | null = null;
 let tags: SqliteNoteTags | null = null;
@@ -68,7 +71,7 @@ function open({ file, budgetBytes, loadNowPostings }: { file: string; budgetByte
   const started = follower;
   void started.start().then(
     () => {
-      reply({ started: true, off: started.offReason });
+      reply({ started: true, off: started.offReason, scheduling });
       void started.loaded().then(() => reply({ loaded: true, off: started.offReason }));
     },
     (error) => reply({ failed: String((error as Error)?.message ?? error) }),
