@@ -156,14 +156,11 @@ export class MemoryIndex {
    */
   private stageAnalysed(vector: TermVector, ordinal: number): void {
     const words = vector.memoWords;
-    if (words !== null && vector.memoGeneration !== this.wordGeneration) {
-      this.idOfWord.fill(0);
-      this.wordGeneration = vector.memoGeneration;
-    }
+    if (words !== null) this.enterGeneration(vector.memoGeneration);
     const { terms, fields } = vector.counts;
     for (let i = 0; i < terms.length; i++) {
       const word = words === null ? -1 : words[i];
-      let id = word >= 0 && word < this.idOfWord.length ? this.idOfWord[word] - 1 : -1;
+      let id = this.idOfKnownWord(word);
       if (id < 0) {
         const term = terms[i];
         id = this.termIds.get(term);
@@ -184,14 +181,11 @@ export class MemoryIndex {
     const parsed = this.storedTerms;
     const { count, start, end, hash, counts } = parsed;
     if (words.length !== count) return this.stageStored(stored, ordinal);
-    if (memoGeneration !== this.wordGeneration) {
-      this.idOfWord.fill(0);
-      this.wordGeneration = memoGeneration;
-    }
+    this.enterGeneration(memoGeneration);
     const table = this.termIds;
     for (let i = 0; i < count; i++) {
       const word = words[i];
-      let id = word >= 0 && word < this.idOfWord.length ? this.idOfWord[word] - 1 : -1;
+      let id = this.idOfKnownWord(word);
       if (id < 0) {
         id = table.getHashed(hash[i], stored, start[i], end[i]);
         if (id < 0) id = this.newTerm(stored.slice(start[i], end[i]), new TermPostings(8));
@@ -199,6 +193,18 @@ export class MemoryIndex {
       }
       this.stage.add(id, ordinal, counts[3 * i], counts[3 * i + 1], counts[3 * i + 2]);
     }
+  }
+
+  /** The word ids from here on are of the memo's generation `generation` (all forgotten when they were of another). */
+  private enterGeneration(generation: number): void {
+    if (generation === this.wordGeneration) return;
+    this.idOfWord.fill(0);
+    this.wordGeneration = generation;
+  }
+
+  /** The id of the term memo word `word` gives (-1: none known, or no word). */
+  private idOfKnownWord(word: number): number {
+    return word >= 0 && word < this.idOfWord.length ? this.idOfWord[word] - 1 : -1;
   }
 
   private rememberWord(word: number, id: number): void {
