@@ -1,7 +1,7 @@
 // What the fold thread's transaction holds the write turn for, by fold size
 // (docs/benchmarks.md, "Writes of ~2 KB notes, fifth round"): on a copy of the
 // directory's database, N head-heavy notes are written with no fold and no
-// FTS5 pass, then `foldWriter` (term-counts.ts) folds them and makes their
+// FTS5 pass, then `foldWriter` (term-folds.ts) folds them and makes their
 // FTS5 rows, as the fold thread does (given the notes' vectors as the writer
 // hands them over, "sixth round"); printed: the time it held the write turn
 // in all (the writer's batches wait that long) and at once at most, its read
@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { FtsFollower, passColumns } from "../src/store/sqlite/fts-follow.ts";
 import { SqliteStore } from "../src/store/sqlite/store.ts";
-import { foldWriter } from "../src/store/sqlite/term-counts.ts";
+import { foldWriter } from "../src/store/sqlite/term-folds.ts";
 import { WriteTurn } from "../src/store/sqlite/write-turn.ts";
 import { headNote } from "./headheavy.ts";
 import { benchArgs } from "./wrk.ts";

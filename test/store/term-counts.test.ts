@@ -10,7 +10,7 @@ import { afterAll, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { TIERS } from "../../src/core/search/ranking.ts";
 import { SqliteStore } from "../../src/store/sqlite/store.ts";
-import { FOLD_EVERY, FOLD_TERMS, THREAD_FOLD_FACTOR } from "../../src/store/sqlite/term-counts.ts";
+import { FOLD_EVERY, FOLD_TERMS, THREAD_FOLD_FACTOR } from "../../src/store/sqlite/term-folds.ts";
 import { tempDir } from "../helpers/server.ts";
 import { countedFromVectors } from "../helpers/term-truth.ts";
 

@@ -1,4 +1,4 @@
-// The term counts' folds (term-counts.ts) made off the thread that serves
+// The term counts' folds (term-counts.ts, term-folds.ts) made off the thread that serves
 // requests (docs/benchmarks.md, "Writes of ~2 KB notes, third round" and
 // "fourth round"). A fold was ~11% of the serving thread's time under a write
 // load of ~2 KB notes, inside a request batch: reading the log rows, parsing
@@ -15,7 +15,7 @@
 // cannot start or fails, the writer folds (and makes the FTS5 passes) on its
 // own thread again.
 import type { FoldReply, FoldRequest } from "./fold-worker.ts";
-import type { WrittenVectors } from "./term-counts.ts";
+import type { WrittenVectors } from "./term-folds.ts";
 import { workerUrl } from "./worker-url.ts";
 import { WORKER, type WriteTurn } from "./write-turn.ts";
 

@@ -1,5 +1,5 @@
 // The fold thread's side (fold-thread.ts): a worker with a connection of its
-// own that prepares the term counts' folds (term-counts.ts) in a read
+// own that prepares the term counts' folds (term-folds.ts) in a read
 // snapshot each, the part of a fold that parses the notes' vectors, and
 // writes each in a short transaction of its own, in its write turn
 // (write-turn.ts), together with the FTS5 rows of the log rows the FTS5 index
@@ -7,7 +7,7 @@
 // executable (build-common.ts).
 import { Database } from "bun:sqlite";
 import { FtsFollower } from "./fts-follow.ts";
-import { foldWriter, type FoldOutcome, type WrittenVectors } from "./term-counts.ts";
+import { foldWriter, type FoldOutcome, type WrittenVectors } from "./term-folds.ts";
 import { attachSearchFile } from "./search-file.ts";
 import { WriteTurn } from "./write-turn.ts";
 import { runAsBatchThread } from "./background-thread.ts";

@@ -93,7 +93,7 @@ export class FtsFollower {
   }
 
   /**
-   * For the fold thread (foldWriter in term-counts.ts), in a read snapshot
+   * For the fold thread (foldWriter in term-folds.ts), in a read snapshot
    * before its write transaction: the next pass, the log rows after fts_seq
    * until `mostRows` rows or `mostTerms` terms of notes added, with the
    * stored vectors of those notes (passColumns parses them), so that the pass

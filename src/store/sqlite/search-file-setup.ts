@@ -6,7 +6,7 @@ import { Database } from "bun:sqlite";
 import { TIERS } from "../../core/search/ranking.ts";
 import { ftsColumns } from "./fts-follow.ts";
 import { attachSearchFile, SEARCH_SCHEMA, searchTables, tierColumn } from "./search-file.ts";
-import { vectorCounter } from "./term-counts.ts";
+import { vectorCounter } from "./term-folds.ts";
 
 const TIER_COLUMNS = Array.from({ length: TIERS }, (_, tier) => tierColumn(tier)).join(", ");
 

@@ -260,7 +260,7 @@ export class SqliteSearch implements SearchSource {
   /** After a batch's writes, before its COMMIT: the totals, and the FTS5 index when FTS_FOLLOW_ROWS rows were logged (a throw fails the batch). */
   beforeCommit(): void {
     const due = this.unfollowed + this.loggedInBatch >= FTS_FOLLOW_ROWS || this.unfollowedTerms + this.termsInBatch >= FTS_FOLLOW_TERMS;
-    // While the fold thread runs, it makes the FTS5 rows with each fold, on its own connection (term-counts.ts, foldWriter).
+    // While the fold thread runs, it makes the FTS5 rows with each fold, on its own connection (term-folds.ts, foldWriter).
     if (this.loggedInBatch > 0 && due && !this.termCounts.threadFollowsFts) {
       this.fts.apply(this.ftsRows);
       this.ftsRows.clear();

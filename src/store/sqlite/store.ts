@@ -43,7 +43,7 @@ export interface SqliteOptions {
   searchLogKeep?: number;
   /** Postings up to which the in-memory postings are built before migrate() returns (memory-search.ts; set only in tests). */
   searchLoadNowPostings?: number;
-  /** Log rows between folds into the term counts (FOLD_EVERY in term-counts.ts; other values only in tests and benches). */
+  /** Log rows between folds into the term counts (FOLD_EVERY in term-folds.ts; other values only in tests and benches). */
   searchFoldEvery?: number;
   /**
    * The in-memory postings on a thread of their own (search-thread.ts;
