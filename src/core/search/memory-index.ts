@@ -12,6 +12,7 @@ import { PostingStage } from "./posting-stage.ts";
 import { TermTable } from "./term-table.ts";
 import { BLOCK, BLOCK_SHIFT, roundUp, TermPostings } from "./term-postings.ts";
 import { StoredTerms, type IndexedVector, type WordedVector } from "./vector.ts";
+import { WordIds } from "./word-ids.ts";
 
 // One term's postings and their cursor live in term-postings.ts; re-exported for the readers.
 export { BLOCK_SHIFT, PostingCursor, TermPostings } from "./term-postings.ts";
@@ -70,13 +71,8 @@ export class MemoryIndex {
   private readonly storedTerms = new StoredTerms();
   /** Postings added but not yet appended to their terms' lists. */
   private readonly stage = new PostingStage();
-  /**
-   * Per word of the analyser's word memo (by its index there), the id + 1 of
-   * the term it gives (0: not known yet), while the memo's generation is
-   * `wordGeneration`; emptied when ids change (compact()).
-   */
-  private idOfWord = new Int32Array(0);
-  private wordGeneration = -1;
+  /** The term ids of the analyser's memo words (word-ids.ts); forgotten when ids change (compact()). */
+  private readonly wordIds = new WordIds();
   /** The similar-notes lookup's per-note scratch (similar-memory.ts): partial scores, all zero between queries, and the notes touched. */
   private accumulators = new Float64Array(0);
   private touchedList = new Int32Array(0);
@@ -151,21 +147,21 @@ export class MemoryIndex {
   /**
    * Stages the postings of a vector this process analysed: each term's id
    * found by the word memo's index of a word it came from (analyzer.ts), in
-   * `idOfWord`, without hashing the term; the table only for a word not seen
+   * `wordIds`, without hashing the term; the table only for a word not seen
    * since the memo or the ids changed. A new term gets its (empty) postings now.
    */
   private stageAnalysed(vector: TermVector, ordinal: number): void {
     const words = vector.memoWords;
-    if (words !== null) this.enterGeneration(vector.memoGeneration);
+    if (words !== null) this.wordIds.enter(vector.memoGeneration);
     const { terms, fields } = vector.counts;
     for (let i = 0; i < terms.length; i++) {
       const word = words === null ? -1 : words[i];
-      let id = this.idOfKnownWord(word);
+      let id = this.wordIds.idOf(word);
       if (id < 0) {
         const term = terms[i];
         id = this.termIds.get(term);
         if (id < 0) id = this.newTerm(term, new TermPostings(8));
-        if (word >= 0) this.rememberWord(word, id);
+        if (word >= 0) this.wordIds.remember(word, id);
       }
       this.stage.add(id, ordinal, fields[3 * i], fields[3 * i + 1], fields[3 * i + 2]);
     }
@@ -181,39 +177,18 @@ export class MemoryIndex {
     const parsed = this.storedTerms;
     const { count, start, end, hash, counts } = parsed;
     if (words.length !== count) return this.stageStored(stored, ordinal);
-    this.enterGeneration(memoGeneration);
+    this.wordIds.enter(memoGeneration);
     const table = this.termIds;
     for (let i = 0; i < count; i++) {
       const word = words[i];
-      let id = this.idOfKnownWord(word);
+      let id = this.wordIds.idOf(word);
       if (id < 0) {
         id = table.getHashed(hash[i], stored, start[i], end[i]);
         if (id < 0) id = this.newTerm(stored.slice(start[i], end[i]), new TermPostings(8));
-        if (word >= 0) this.rememberWord(word, id);
+        if (word >= 0) this.wordIds.remember(word, id);
       }
       this.stage.add(id, ordinal, counts[3 * i], counts[3 * i + 1], counts[3 * i + 2]);
     }
-  }
-
-  /** The word ids from here on are of the memo's generation `generation` (all forgotten when they were of another). */
-  private enterGeneration(generation: number): void {
-    if (generation === this.wordGeneration) return;
-    this.idOfWord.fill(0);
-    this.wordGeneration = generation;
-  }
-
-  /** The id of the term memo word `word` gives (-1: none known, or no word). */
-  private idOfKnownWord(word: number): number {
-    return word >= 0 && word < this.idOfWord.length ? this.idOfWord[word] - 1 : -1;
-  }
-
-  private rememberWord(word: number, id: number): void {
-    if (word >= this.idOfWord.length) {
-      const grown = new Int32Array(Math.max(1024, 2 * this.idOfWord.length, word + 1));
-      grown.set(this.idOfWord);
-      this.idOfWord = grown;
-    }
-    this.idOfWord[word] = id + 1;
   }
 
   /**
@@ -440,7 +415,7 @@ export class MemoryIndex {
    * posting takes (checked after every add: it does not append them).
    */
   get bytes(): number {
-    const staging = this.stage.bytes + this.idOfWord.length * 4 + this.stage.size * POSTING_BYTES;
+    const staging = this.stage.bytes + this.wordIds.bytes + this.stage.size * POSTING_BYTES;
     return this.postingBytes + staging + this.byId.length * TERM_BYTES + this.keys.length * NOTE_ARRAYS_BYTES + this.ordinalOfKey.size * NOTE_BYTES;
   }
 
@@ -522,7 +497,7 @@ export class MemoryIndex {
       next++;
     }
     this.live.fill(0, next, this.nextOrdinal);
-    this.idOfWord.fill(0);
+    this.wordIds.clear();
     this.nextOrdinal = next;
     this.removed = 0;
     this.postingBytes = 0;
