@@ -293,8 +293,11 @@ test("an analysed vector's terms, and a stored vector's sent with its word index
   const add = (title: string, body: string, hold = false) => {
     const vector = termVector(title, ["node"], body);
     const k = key++;
-    stored.set(k, encodeVector(vector));
-    const worded = wordedVector({ terms: vector, encoded: encodeVector(vector) });
+    const starts = new Int32Array(vector.counts.size);
+    const encoded = encodeVector(vector, starts);
+    stored.set(k, encoded);
+    // Half with the starts encodeVector records (as noteVector gives them), half with those wordedVector finds itself.
+    const worded = wordedVector(k % 2 === 0 ? { terms: vector, encoded, starts } : { terms: vector, encoded });
     const apply = () => {
       fromStrings.add(k, stored.get(k)!);
       fromCounts.add(k, vector);

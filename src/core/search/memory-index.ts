@@ -128,10 +128,12 @@ export class MemoryIndex {
   add(key: number, vector: IndexedVector): boolean {
     if (this.ordinalOfKey.has(key)) return false;
     const ordinal = this.newOrdinal(key);
-    const stored = typeof vector === "string" ? vector : "stored" in vector ? vector.stored : null;
-    // A stored vector is read once, lengths and terms (StoredTerms), before anything is staged.
-    if (stored !== null) this.storedTerms.read(stored);
-    const lengths = stored !== null ? this.storedTerms.lengths : (vector as TermVector).lengths;
+    let lengths: ArrayLike<number>;
+    if (typeof vector === "string") {
+      // A stored vector is read once, lengths and terms (StoredTerms), before anything is staged.
+      this.storedTerms.read(vector);
+      lengths = this.storedTerms.lengths;
+    } else lengths = "stored" in vector ? vector.words : vector.lengths;
     for (let f = 0; f < 3; f++) {
       this.fieldLengths[3 * ordinal + f] = lengths[f];
       this.lengthSums[f] += lengths[f];
@@ -168,26 +170,25 @@ export class MemoryIndex {
   }
 
   /**
-   * Stages a stored vector (read by add()) that came with the analyser's word
-   * indexes (WordedVector): each term's id found by its word, as
-   * stageAnalysed does, the table only for a word not seen yet. The indexes
-   * are ignored unless there is one per term.
+   * Stages a vector that came with the analyser's word indexes, starts and
+   * counts (WordedVector): each term's id found by its word, as stageAnalysed
+   * does; a term whose word is not known is found in the table by its
+   * characters in the stored string (from its start to its colon), without
+   * parsing the rest of the string.
    */
-  private stageWorded({ stored, memoWords: words, memoGeneration }: WordedVector, ordinal: number): void {
-    const parsed = this.storedTerms;
-    const { count, start, end, hash, counts } = parsed;
-    if (words.length !== count) return this.stageStored(stored, ordinal);
+  private stageWorded({ stored, words, memoGeneration }: WordedVector, ordinal: number): void {
     this.wordIds.enter(memoGeneration);
-    const table = this.termIds;
-    for (let i = 0; i < count; i++) {
-      const word = words[i];
+    for (let o = 3; o < words.length; o += 5) {
+      const word = words[o];
       let id = this.wordIds.idOf(word);
       if (id < 0) {
-        id = table.getHashed(hash[i], stored, start[i], end[i]);
-        if (id < 0) id = this.newTerm(stored.slice(start[i], end[i]), new TermPostings(8));
+        const start = words[o + 1];
+        const end = stored.indexOf(":", start);
+        id = this.termIds.getIn(stored, start, end);
+        if (id < 0) id = this.newTerm(stored.slice(start, end), new TermPostings(8));
         if (word >= 0) this.wordIds.remember(word, id);
       }
-      this.stage.add(id, ordinal, counts[3 * i], counts[3 * i + 1], counts[3 * i + 2]);
+      this.stage.add(id, ordinal, words[o + 2], words[o + 3], words[o + 4]);
     }
   }
 

@@ -16,11 +16,15 @@ import { grownInt32 } from "./typed-arrays.ts";
 export interface NoteVector {
   terms: TermVector;
   encoded: string;
+  /** Where each term starts in `encoded`, in the terms' order (encodeVector); kept when the analysis kept its word indexes (wordedVector packs them). */
+  starts?: Int32Array;
 }
 
 export function noteVector(title: string, tags: string[], body: string): NoteVector {
   const terms = termVector(title, tags, body);
-  return { terms, encoded: encodeVector(terms) };
+  if (terms.memoWords === null) return { terms, encoded: encodeVector(terms) };
+  const starts = new Int32Array(terms.counts.size);
+  return { terms, encoded: encodeVector(terms, starts), starts };
 }
 
 /**
@@ -29,7 +33,7 @@ export function noteVector(title: string, tags: string[], body: string): NoteVec
  * ~28,000 intermediate strings first (docs/reliability.md, "Memory of the
  * search postings").
  */
-export function encodeVector({ lengths, counts: { terms, fields } }: TermVector): string {
+export function encodeVector({ lengths, counts: { terms, fields } }: TermVector, starts?: Int32Array): string {
   const out = new VectorWriter();
   out.int(lengths[0]);
   out.char(44);
@@ -40,6 +44,7 @@ export function encodeVector({ lengths, counts: { terms, fields } }: TermVector)
     const term = terms[i];
     out.room(term.length + 36);
     out.char(32);
+    if (starts) starts[i] = out.length;
     for (let k = 0; k < term.length; k++) out.char(term.charCodeAt(k));
     out.char(58);
     const t = fields[3 * i];
@@ -73,6 +78,11 @@ class VectorWriter {
 
   char(code: number): void {
     this.buffer[this.at++] = code;
+  }
+
+  /** Code units written. */
+  get length(): number {
+    return this.at;
   }
 
   /** A non-negative integer in decimal (at most 10 digits). */
@@ -145,21 +155,57 @@ export function vectorTerms(vector: string): string[] {
 export type IndexedVector = string | TermVector | WordedVector;
 
 /**
- * A stored vector with, per term in its order, the index of a word it came
- * from in the analysing thread's word memo (TermVector.memoWords, -1: none)
- * and that memo's generation: the search thread finds a term it met before
- * by that index (memory-index.ts), without reading the term table, whose
- * slots are a cache miss each (docs/design.md, "The search thread").
+ * A stored vector with what the analysis knew of it, packed in one array
+ * (`words`): the three field lengths, then per term in its stored order the
+ * index of a word it came from in the analysing thread's word memo
+ * (TermVector.memoWords, -1: none), where the term starts in `stored`, and its
+ * counts in the title, the tags and the body; plus that memo's generation.
+ * The search thread finds a term it met before by that index
+ * (memory-index.ts), without reading the term table, whose slots are a cache
+ * miss each, and takes the lengths and counts from the array; it reads a
+ * term's characters in `stored` only when it does not know its word, and
+ * never parses the whole string (docs/design.md, "The search thread"). One
+ * array a note: each typed array costs a postMessage a clone of its own.
  */
 export interface WordedVector {
   stored: string;
-  memoWords: Int32Array;
+  words: Int32Array;
   memoGeneration: number;
 }
 
-/** The stored form of an analysed vector, with its word indexes when the analysis kept them. */
-export function wordedVector({ encoded, terms }: NoteVector): string | WordedVector {
-  return terms.memoWords === null ? encoded : { stored: encoded, memoWords: terms.memoWords, memoGeneration: terms.memoGeneration };
+/** Where term i's entry is in WordedVector.words: its word index, its start in `stored`, its three counts. */
+const wordedAt = (i: number): number => 3 + 5 * i;
+
+/** The stored form of an analysed vector, with its word indexes, starts and counts when the analysis kept the indexes. */
+export function wordedVector({ encoded, terms, starts }: NoteVector): string | WordedVector {
+  const memoWords = terms.memoWords;
+  if (memoWords === null) return encoded;
+  const fields = terms.counts.fields;
+  const count = memoWords.length;
+  const at = starts ?? termStarts(encoded, count);
+  const words = new Int32Array(wordedAt(count));
+  words[0] = terms.lengths[0];
+  words[1] = terms.lengths[1];
+  words[2] = terms.lengths[2];
+  for (let i = 0, o = 3; i < count; i++, o += 5) {
+    words[o] = memoWords[i];
+    words[o + 1] = at[i];
+    words[o + 2] = fields[3 * i];
+    words[o + 3] = fields[3 * i + 1];
+    words[o + 4] = fields[3 * i + 2];
+  }
+  return { stored: encoded, words, memoGeneration: terms.memoGeneration };
+}
+
+/** Where each of a stored vector's `count` terms starts (each follows a space: terms hold none). */
+function termStarts(vector: string, count: number): Int32Array {
+  const starts = new Int32Array(count);
+  let at = vector.indexOf(" ");
+  for (let i = 0; i < count && at >= 0; i++) {
+    starts[i] = at + 1;
+    at = vector.indexOf(" ", at + 1);
+  }
+  return starts;
 }
 
 /** forEachTerm for any form. */
