@@ -7,7 +7,7 @@ import { termVector } from "../../src/core/search/analyzer.ts";
 import { rankInMemory } from "../../src/core/search/maxscore.ts";
 import { MemoryIndex, PostingCursor, TermPostings } from "../../src/core/search/memory-index.ts";
 import { idf, scoreVector } from "../../src/core/search/ranking.ts";
-import { encodeVector, wordedVector } from "../../src/core/search/vector.ts";
+import { encodeVector, noteVector, wordedVector } from "../../src/core/search/vector.ts";
 
 const WORDS = Array.from({ length: 30 }, (_, i) => `v${i}q`);
 const word = (u: number) => WORDS[Math.floor(WORDS.length * u ** 2.5)];
@@ -291,13 +291,12 @@ test("an analysed vector's terms, and a stored vector's sent with its word index
   // Notes analysed but added later, after others analysed since (the search thread adds in commit order, not analysis order).
   let held: (() => void)[] = [];
   const add = (title: string, body: string, hold = false) => {
-    const vector = termVector(title, ["node"], body);
     const k = key++;
-    const starts = new Int32Array(vector.counts.size);
-    const encoded = encodeVector(vector, starts);
-    stored.set(k, encoded);
-    // Half with the starts encodeVector records (as noteVector gives them), half with those wordedVector finds itself.
-    const worded = wordedVector(k % 2 === 0 ? { terms: vector, encoded, starts } : { terms: vector, encoded });
+    // Half analysed as a write is (noteVector: the starts and code units encodeVector wrote), half with wordedVector finding them in the string.
+    const analysed = k % 2 === 0 ? noteVector(title, ["node"], body) : ((terms) => ({ terms, encoded: encodeVector(terms) }))(termVector(title, ["node"], body));
+    const vector = analysed.terms;
+    stored.set(k, analysed.encoded);
+    const worded = wordedVector(analysed);
     const apply = () => {
       fromStrings.add(k, stored.get(k)!);
       fromCounts.add(k, vector);

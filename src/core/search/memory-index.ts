@@ -36,6 +36,7 @@ export const POSTING_BYTES = 2.5;
  * scratch): measured in Bun (docs/search-index.md), rounded up.
  */
 export const TERM_BYTES = 240;
+const COLON = 58;
 const NOTE_BYTES = 100;
 const NOTE_ARRAYS_BYTES = 8 + 12 + 1 + 8 + 4;
 
@@ -133,14 +134,14 @@ export class MemoryIndex {
       // A stored vector is read once, lengths and terms (StoredTerms), before anything is staged.
       this.storedTerms.read(vector);
       lengths = this.storedTerms.lengths;
-    } else lengths = "stored" in vector ? vector.words : vector.lengths;
+    } else lengths = "words" in vector ? vector.words : vector.lengths;
     for (let f = 0; f < 3; f++) {
       this.fieldLengths[3 * ordinal + f] = lengths[f];
       this.lengthSums[f] += lengths[f];
     }
     this.notes++;
     if (typeof vector === "string") this.stageStored(vector, ordinal);
-    else if ("stored" in vector) this.stageWorded(vector, ordinal);
+    else if ("words" in vector) this.stageWorded(vector, ordinal);
     else this.stageAnalysed(vector, ordinal);
     if (++this.stage.notes >= this.stageNotes || this.stage.size >= STAGE_POSTINGS) this.flush();
     return true;
@@ -173,19 +174,20 @@ export class MemoryIndex {
    * Stages a vector that came with the analyser's word indexes, starts and
    * counts (WordedVector): each term's id found by its word, as stageAnalysed
    * does; a term whose word is not known is found in the table by its
-   * characters in the stored string (from its start to its colon), without
-   * parsing the rest of the string.
+   * characters, read from its start to its colon.
    */
-  private stageWorded({ stored, words, memoGeneration }: WordedVector, ordinal: number): void {
+  private stageWorded({ words, chars, memoGeneration }: WordedVector, ordinal: number): void {
     this.wordIds.enter(memoGeneration);
     for (let o = 3; o < words.length; o += 5) {
       const word = words[o];
       let id = this.wordIds.idOf(word);
       if (id < 0) {
         const start = words[o + 1];
-        const end = stored.indexOf(":", start);
-        id = this.termIds.getIn(stored, start, end);
-        if (id < 0) id = this.newTerm(stored.slice(start, end), new TermPostings(8));
+        let end = start;
+        while (end < chars.length && chars[end] !== COLON) end++;
+        const term = String.fromCharCode.apply(null, chars.subarray(start, end) as unknown as number[]);
+        id = this.termIds.get(term);
+        if (id < 0) id = this.newTerm(term, new TermPostings(8));
         if (word >= 0) this.wordIds.remember(word, id);
       }
       this.stage.add(id, ordinal, words[o + 2], words[o + 3], words[o + 4]);

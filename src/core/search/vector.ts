@@ -16,15 +16,22 @@ import { grownInt32 } from "./typed-arrays.ts";
 export interface NoteVector {
   terms: TermVector;
   encoded: string;
-  /** Where each term starts in `encoded`, in the terms' order (encodeVector); kept when the analysis kept its word indexes (wordedVector packs them). */
+  /**
+   * Kept when the analysis kept its word indexes (wordedVector packs them):
+   * where each term starts in `encoded`, in the terms' order, and `encoded`'s
+   * code units (both as encodeVector wrote them).
+   */
   starts?: Int32Array;
+  chars?: Uint16Array;
 }
 
 export function noteVector(title: string, tags: string[], body: string): NoteVector {
   const terms = termVector(title, tags, body);
   if (terms.memoWords === null) return { terms, encoded: encodeVector(terms) };
   const starts = new Int32Array(terms.counts.size);
-  return { terms, encoded: encodeVector(terms, starts), starts };
+  const encoded = encodeVector(terms, starts);
+  // The buffer encodeVector wrote into holds the code units until the next encoding.
+  return { terms, encoded, starts, chars: vectorBuffer.slice(0, encoded.length) };
 }
 
 /**
@@ -155,35 +162,40 @@ export function vectorTerms(vector: string): string[] {
 export type IndexedVector = string | TermVector | WordedVector;
 
 /**
- * A stored vector with what the analysis knew of it, packed in one array
- * (`words`): the three field lengths, then per term in its stored order the
- * index of a word it came from in the analysing thread's word memo
- * (TermVector.memoWords, -1: none), where the term starts in `stored`, and its
- * counts in the title, the tags and the body; plus that memo's generation.
- * The search thread finds a term it met before by that index
- * (memory-index.ts), without reading the term table, whose slots are a cache
- * miss each, and takes the lengths and counts from the array; it reads a
- * term's characters in `stored` only when it does not know its word, and
- * never parses the whole string (docs/design.md, "The search thread"). One
- * array a note: each typed array costs a postMessage a clone of its own.
+ * A stored vector with what the analysis knew of it, in one buffer: `words`,
+ * the three field lengths, then per term in its stored order the index of a
+ * word it came from in the analysing thread's word memo (TermVector.memoWords,
+ * -1: none), where the term starts in `chars`, and its counts in the title,
+ * the tags and the body; then `chars`, the stored vector's code units
+ * (encodeVector's form); plus that memo's generation. The search thread finds
+ * a term it met before by that index (memory-index.ts), without reading the
+ * term table, whose slots are a cache miss each, and takes the lengths and
+ * counts from the array; it reads a term's characters only when it does not
+ * know its word (docs/design.md, "The search thread"). One buffer a note, and
+ * no string: the serving thread moves it to the search thread (SearchThread.
+ * committed), where a string or a second array each cost a clone.
  */
 export interface WordedVector {
-  stored: string;
   words: Int32Array;
+  chars: Uint16Array;
   memoGeneration: number;
 }
 
-/** Where term i's entry is in WordedVector.words: its word index, its start in `stored`, its three counts. */
 const wordedAt = (i: number): number => 3 + 5 * i;
 
-/** The stored form of an analysed vector, with its word indexes, starts and counts when the analysis kept the indexes. */
-export function wordedVector({ encoded, terms, starts }: NoteVector): string | WordedVector {
+/** The stored form of an analysed vector; worded when the analysis kept its word indexes. */
+export function wordedVector({ encoded, terms, starts, chars }: NoteVector): string | WordedVector {
   const memoWords = terms.memoWords;
   if (memoWords === null) return encoded;
   const fields = terms.counts.fields;
   const count = memoWords.length;
   const at = starts ?? termStarts(encoded, count);
-  const words = new Int32Array(wordedAt(count));
+  const ints = wordedAt(count);
+  const buffer = new ArrayBuffer(4 * ints + 2 * encoded.length);
+  const words = new Int32Array(buffer, 0, ints);
+  const units = new Uint16Array(buffer, 4 * ints, encoded.length);
+  if (chars) units.set(chars);
+  else for (let i = 0; i < encoded.length; i++) units[i] = encoded.charCodeAt(i);
   words[0] = terms.lengths[0];
   words[1] = terms.lengths[1];
   words[2] = terms.lengths[2];
@@ -194,7 +206,7 @@ export function wordedVector({ encoded, terms, starts }: NoteVector): string | W
     words[o + 3] = fields[3 * i + 1];
     words[o + 4] = fields[3 * i + 2];
   }
-  return { stored: encoded, words, memoGeneration: terms.memoGeneration };
+  return { words, chars: units, memoGeneration: terms.memoGeneration };
 }
 
 /** Where each of a stored vector's `count` terms starts (each follows a space: terms hold none). */
@@ -206,14 +218,6 @@ function termStarts(vector: string, count: number): Int32Array {
     at = vector.indexOf(" ", at + 1);
   }
   return starts;
-}
-
-/** forEachTerm for any form. */
-export function forEachTermOf(vector: IndexedVector, each: (term: string, title: number, tags: number, body: number) => void): void {
-  if (typeof vector === "string") return forEachTerm(vector, each);
-  if ("stored" in vector) return forEachTerm(vector.stored, each);
-  const { terms, fields } = vector.counts;
-  for (let i = 0; i < terms.length; i++) each(terms[i], fields[3 * i], fields[3 * i + 1], fields[3 * i + 2]);
 }
 
 /** Calls `each` with every term of a stored vector and its counts per field (title, tags, body), in stored order. */
