@@ -1,7 +1,7 @@
 // What sending a write batch's vectors to the search thread costs the sender
 // (SearchThread.committed): a postMessage of ten ~2 KB head-heavy notes'
-// vectors as stored strings only, as worded vectors with their arrays copied,
-// and with the arrays moved (transferred), in wall µs a note, least of 5
+// vectors as stored strings only, as worded vectors (one buffer each: no
+// string) copied, and moved (transferred), in wall µs a note, least of 5
 // rounds of 2,000 notes, a second pass after the first (warm):
 //   bun bench/post-vectors.ts
 // Figures: docs/benchmarks.md, "Eleventh round".
@@ -33,8 +33,8 @@ function run(label: string, form: "strings" | "copied" | "moved"): void {
 for (let pass = 0; pass < 2; pass++) {
   console.log(pass === 0 ? "first pass" : "second pass");
   run("  stored strings only", "strings");
-  run("  worded, arrays copied", "copied");
-  run("  worded, arrays moved", "moved");
+  run("  worded, buffers copied", "copied");
+  run("  worded, buffers moved", "moved");
 }
 worker.postMessage("done");
 worker.onmessage = () => process.exit(0);
