@@ -203,6 +203,20 @@ test("analyze: ASCII text read character by character gives the terms the word p
   fc.assert(fc.property(text, (t) => expect(analyze(t)).toEqual(reference(t))), { numRuns: 3000 });
 });
 
+test("a term cut at its length limit keeps surrogate pairs whole, so the stored vector holds the terms the analysis gave", () => {
+  // 63 letters, then letters outside the BMP (two code units each): the limit falls between the halves of the first.
+  for (const word of ["a".repeat(63) + "\u{1D538}\u{1D538}", "a".repeat(62) + "\u{1D538}\u{1D538}", "\u{20000}".repeat(40)]) {
+    const vector = termVector(word, [], word);
+    const terms = [...vector.counts.keys()];
+    for (const term of terms) {
+      expect(term.length).toBeLessThanOrEqual(64);
+      expect(/[\uD800-\uDBFF]$/.test(term)).toBe(false);
+    }
+    expect(vectorTerms(encodeVector(vector))).toEqual(terms);
+    expect([...new Set(analyze(word))]).toEqual(terms);
+  }
+});
+
 test("analyze: the stems remembered by a word's characters stay right past the memo's size (it empties) and for words sharing a start", () => {
   // 150,000 distinct letter words (more than the memo holds), each analysed twice, in texts of several words.
   const letters = "abcdefghijklmnopqrstuvwxyz";

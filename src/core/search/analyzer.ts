@@ -41,7 +41,17 @@ function stemOf(word: string): string {
 
 function termOf(word: string): string {
   const term = ASCII_WORD.test(word) ? stemOf(word) : word;
-  return term.length > MAX_TERM_LENGTH ? term.slice(0, MAX_TERM_LENGTH) : term;
+  return term.length > MAX_TERM_LENGTH ? cutTerm(term) : term;
+}
+
+/**
+ * A term cut to MAX_TERM_LENGTH code units, never between the two halves of
+ * a surrogate pair: a lone half does not survive the stored vector's
+ * decoding (it becomes U+FFFD), so the term would differ between the vector
+ * a write analysed and the one stored (vector.ts).
+ */
+function cutTerm(term: string): string {
+  return term.slice(0, (term.charCodeAt(MAX_TERM_LENGTH - 1) & 0xfc00) === 0xd800 ? MAX_TERM_LENGTH - 1 : MAX_TERM_LENGTH);
 }
 
 /**
@@ -202,7 +212,7 @@ function pushAsciiTerms(lower: string, list: string[] | null, counter: TermColle
         if (skip.has(word)) continue;
         term = letters ? memo.stem(lower, from, i, finishHash(h)) : word;
       } else term = letters ? memo.stem(lower, from, i, finishHash(h)) : lower.slice(from, i);
-      if (term.length > MAX_TERM_LENGTH) term = term.slice(0, MAX_TERM_LENGTH);
+      if (term.length > MAX_TERM_LENGTH) term = cutTerm(term);
       // Two call sites, each of one kind (the hot loop of every note's analysis stays monomorphic).
       if (counter !== null) counter.add(term, letters ? memo.index : -1);
       else list!.push(term);
