@@ -292,7 +292,7 @@ test("an analysed vector's terms, and a stored vector's sent with its word index
   let held: (() => void)[] = [];
   const add = (title: string, body: string, hold = false) => {
     const k = key++;
-    // Half analysed as a write is (noteVector: the starts and code units encodeVector wrote), half with wordedVector finding them in the string.
+    // Half analysed as a write is (noteVector: worded), half as a bare TermVector and its string (wordedVector gives the string: the stored path).
     const analysed = k % 2 === 0 ? noteVector(title, ["node"], body) : ((terms) => ({ terms, encoded: encodeVector(terms) }))(termVector(title, ["node"], body));
     const vector = analysed.terms;
     stored.set(k, analysed.encoded);

@@ -183,41 +183,32 @@ export interface WordedVector {
 
 const wordedAt = (i: number): number => 3 + 5 * i;
 
-/** The stored form of an analysed vector; worded when the analysis kept its word indexes. */
+/**
+ * The form the search thread takes a written note in: worded when noteVector
+ * kept the word indexes, the term starts and the code units; else the stored
+ * string (which it parses).
+ */
 export function wordedVector({ encoded, terms, starts, chars }: NoteVector): string | WordedVector {
   const memoWords = terms.memoWords;
-  if (memoWords === null) return encoded;
+  if (memoWords === null || starts === undefined || chars === undefined) return encoded;
   const fields = terms.counts.fields;
   const count = memoWords.length;
-  const at = starts ?? termStarts(encoded, count);
   const ints = wordedAt(count);
-  const buffer = new ArrayBuffer(4 * ints + 2 * encoded.length);
+  const buffer = new ArrayBuffer(4 * ints + 2 * chars.length);
   const words = new Int32Array(buffer, 0, ints);
-  const units = new Uint16Array(buffer, 4 * ints, encoded.length);
-  if (chars) units.set(chars);
-  else for (let i = 0; i < encoded.length; i++) units[i] = encoded.charCodeAt(i);
+  const units = new Uint16Array(buffer, 4 * ints, chars.length);
+  units.set(chars);
   words[0] = terms.lengths[0];
   words[1] = terms.lengths[1];
   words[2] = terms.lengths[2];
   for (let i = 0, o = 3; i < count; i++, o += 5) {
     words[o] = memoWords[i];
-    words[o + 1] = at[i];
+    words[o + 1] = starts[i];
     words[o + 2] = fields[3 * i];
     words[o + 3] = fields[3 * i + 1];
     words[o + 4] = fields[3 * i + 2];
   }
   return { words, chars: units, memoGeneration: terms.memoGeneration };
-}
-
-/** Where each of a stored vector's `count` terms starts (each follows a space: terms hold none). */
-function termStarts(vector: string, count: number): Int32Array {
-  const starts = new Int32Array(count);
-  let at = vector.indexOf(" ");
-  for (let i = 0; i < count && at >= 0; i++) {
-    starts[i] = at + 1;
-    at = vector.indexOf(" ", at + 1);
-  }
-  return starts;
 }
 
 /** Calls `each` with every term of a stored vector and its counts per field (title, tags, body), in stored order. */
