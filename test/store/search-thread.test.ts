@@ -54,6 +54,23 @@ test("searches, tag words and similar-notes lookups are answered by the search t
   }
 });
 
+test("queries asked in one turn are answered together, each with its own answer", async () => {
+  const { store, create, titles, similar } = await threadedStore();
+  try {
+    for (let i = 0; i < 40; i++) await create(`Cirque ${i}`, `a cirque basin below the arete, tarn number${i % 10} ${"ice ".repeat(i % 3)}`);
+    const asked = Array.from({ length: 40 }, (_, i) =>
+      i % 2 === 0 ? () => titles(`number${i % 10} cirque`) : () => similar(`Cirque ${i}`, `a cirque basin below the arete, tarn number${i % 10}`),
+    );
+    const oneByOne: string[][] = [];
+    for (const ask of asked) oneByOne.push(await ask());
+    // All asked in one turn: one message to the thread, the answers back in one or a few.
+    expect(await Promise.all(asked.map((ask) => ask()))).toEqual(oneByOne);
+    expect(new Set(oneByOne.map((answer) => answer.join("|"))).size).toBeGreaterThan(10);
+  } finally {
+    await store.close();
+  }
+});
+
 test("a search thread that ends leaves search on the FTS5 index, with the same results, and says why", async () => {
   const { store, create, titles, similar } = await threadedStore();
   try {

@@ -103,10 +103,31 @@ async function answer(request: { id: number } & SearchQuery): Promise<QueryAnswe
   }
 }
 
-/** A turn's queries, each answered as soon as it is ranked (the serving thread takes each on while the next is ranked). */
+/**
+ * A turn's answers go back together, in one message when the turn's queries
+ * are ranked within REPLY_WAIT_MS of the first answer kept back, else as soon
+ * as that wait is over: a message costs each thread about as much as a short
+ * lookup (docs/benchmarks.md, "Twelfth round"), so one answer a message took a
+ * third of the write rate with hints on, while a query answered late by at most
+ * the wait is not a late answer.
+ */
 async function answerAll(queries: ({ id: number } & SearchQuery)[]): Promise<void> {
-  for (const query of queries) reply({ answers: [await answer(query)] });
+  let answers: QueryAnswer[] = [];
+  let firstAt = 0;
+  for (const query of queries) {
+    const answered = await answer(query);
+    if (answers.length === 0) firstAt = performance.now();
+    answers.push(answered);
+    if (performance.now() - firstAt >= REPLY_WAIT_MS) {
+      reply({ answers });
+      answers = [];
+    }
+  }
+  if (answers.length > 0) reply({ answers });
 }
+
+/** How long a ranked answer may wait for the answers after it (answerAll). */
+const REPLY_WAIT_MS = 0.5;
 
 self.onmessage = ({ data }: MessageEvent<SearchThreadRequest>) => {
   try {
