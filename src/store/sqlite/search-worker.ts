@@ -29,8 +29,8 @@ export type SearchQuery =
 /**
  * `queries`: the queries the serving thread asked in one turn of its event
  * loop, in one message (a message costs its sender ~10 µs whatever it holds:
- * docs/design.md, "The search thread"); each is answered as soon as it is
- * ranked.
+ * docs/design.md, "The search thread"); their answers go back together
+ * (answerAll).
  */
 export type SearchThreadRequest =
   | { open: { file: string; budgetBytes: number; loadNowPostings?: number } }
@@ -104,12 +104,13 @@ async function answer(request: { id: number } & SearchQuery): Promise<QueryAnswe
 }
 
 /**
- * A turn's answers go back together, in one message when the turn's queries
- * are ranked within REPLY_WAIT_MS of the first answer kept back, else as soon
- * as that wait is over: a message costs each thread about as much as a short
- * lookup (docs/benchmarks.md, "Twelfth round"), so one answer a message took a
- * third of the write rate with hints on, while a query answered late by at most
- * the wait is not a late answer.
+ * A turn's answers go back together: in one message when the turn's queries
+ * are ranked within REPLY_WAIT_MS of the first answer kept back, else what is
+ * ranked by then, and the rest at the end. A message costs both threads ~10 µs
+ * whatever it holds: one an answer cost hinted creates 7-12% of their rate,
+ * while the whole turn at once left the serving thread idle, then flooded
+ * (docs/benchmarks.md, "Twelfth round"). An answer held at most the wait is
+ * not a late answer.
  */
 async function answerAll(queries: ({ id: number } & SearchQuery)[]): Promise<void> {
   let answers: QueryAnswer[] = [];
