@@ -109,22 +109,30 @@ async function answer(request: { id: number } & SearchQuery): Promise<QueryAnswe
  * ranked by then, and the rest at the end. A message costs both threads ~10 µs
  * whatever it holds: one an answer cost hinted creates 7-12% of their rate,
  * while the whole turn at once left the serving thread idle, then flooded
- * (docs/benchmarks.md, "Twelfth round"). An answer held at most the wait is
- * not a late answer.
+ * (docs/benchmarks.md, "Twelfth round"). A timer sends the answers held should
+ * a later query wait on the database (a search first reads the log when the
+ * postings are behind), so an answer is never held much past the wait.
  */
 async function answerAll(queries: ({ id: number } & SearchQuery)[]): Promise<void> {
-  let answers: QueryAnswer[] = [];
-  let firstAt = 0;
+  let held: QueryAnswer[] = [];
+  let heldSince = 0;
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  const send = () => {
+    if (timer !== null) clearTimeout(timer);
+    timer = null;
+    if (held.length > 0) reply({ answers: held });
+    held = [];
+  };
   for (const query of queries) {
     const answered = await answer(query);
-    if (answers.length === 0) firstAt = performance.now();
-    answers.push(answered);
-    if (performance.now() - firstAt >= REPLY_WAIT_MS) {
-      reply({ answers });
-      answers = [];
+    if (held.length === 0) {
+      heldSince = performance.now();
+      timer = setTimeout(send, REPLY_WAIT_MS);
     }
+    held.push(answered);
+    if (performance.now() - heldSince >= REPLY_WAIT_MS) send();
   }
-  if (answers.length > 0) reply({ answers });
+  send();
 }
 
 /** How long a ranked answer may wait for the answers after it (answerAll). */
