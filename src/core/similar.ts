@@ -6,7 +6,7 @@
 // before the write, the list can be stored with it: the answer a keyed
 // request's replay gets (src/core/idempotency.ts). The share (the threshold)
 // was chosen on data: docs/search-quality.md, "Similar notes on write".
-import type { NoteRecord, SimilarRecord, Store } from "../store/types.ts";
+import type { ListedNote, SimilarRecord, Store } from "../store/types.ts";
 import { analyzeWithout } from "./search/analyzer.ts";
 import { STOPWORDS } from "./search/query.ts";
 import { noteVector, type NoteVector } from "./search/vector.ts";
@@ -94,7 +94,7 @@ export async function similarNotes(
   store: Pick<Store, "similarNotes">,
   note: NoteText & { supersedes?: string | null },
   threshold = SIMILAR_THRESHOLD,
-): Promise<NoteRecord[]> {
+): Promise<ListedNote[]> {
   const replaced = note.supersedes ?? null;
   const found = await similarCandidates(store, note, threshold, replaced === null ? SIMILAR_LIMIT : SIMILAR_LIMIT + 1);
   return found

@@ -49,9 +49,12 @@ export interface NewNote {
   vector?: NoteVector;
 }
 
+/** What a similar-notes listing shows of a note (the 201's `similar`): no body, no tags, so none is read. */
+export type ListedNote = Pick<NoteRecord, "id" | "contributorNo" | "title" | "score" | "createdAt">;
+
 /** A note and its score as a share of another note's own score (Store.similarNotes). */
 export interface SimilarRecord {
-  note: NoteRecord;
+  note: ListedNote;
   share: number;
 }
 /**

@@ -11,7 +11,7 @@
 // template is prepared once per connection, and building the Drizzle query
 // each time cost more than running it. docs/benchmarks.md, "Issue 20, third round".
 import type { ReservedSQL, SQL as BunSQL } from "bun";
-import type { DeleteOutcome, IdempotencyCompletion, NewNote, NoteRecord, OwnNoteRecord, SearchRequest, SimilarQuery, SimilarRecord, SupersedeRefusal } from "../types.ts";
+import type { DeleteOutcome, IdempotencyCompletion, ListedNote, NewNote, NoteRecord, OwnNoteRecord, SearchRequest, SimilarQuery, SimilarRecord, SupersedeRefusal } from "../types.ts";
 import { resultOrder } from "../../core/search/query.ts";
 import type { IndexedVector } from "../../core/search/vector.ts";
 import { BoundedCache } from "../bounded-cache.ts";
@@ -370,7 +370,26 @@ export class PostgresNotes {
     const { own, ranked } = await this.searchIndex.similar(query);
     if (ranked.length === 0) return [];
     const shares = new Map(ranked.map((r) => [r.key, r.score / own]));
-    return resultOrder(ranked, await this.rows(ranked.map((r) => r.key)), query.limit).map(({ pk, ...note }) => ({ note, share: shares.get(pk)! }));
+    return resultOrder(ranked, await this.listed(ranked.map((r) => r.key)), query.limit).map(({ pk, ...note }) => ({ note, share: shares.get(pk)! }));
+  }
+
+  /**
+   * What a similar-notes listing shows of some notes (a replay loop's ties
+   * bring dozens: no body is read), never a superseded one: this replica's
+   * postings may not have followed a supersede committed since they answered.
+   */
+  private async listed(pks: number[]): Promise<(ListedNote & { pk: number })[]> {
+    const rows = (await this.client`
+      SELECT pk, id, contributor_no, title, score, created_at
+        FROM posts WHERE pk = ANY(${keyArray(pks)}::bigint[]) AND superseded_by IS NULL`) as Pick<NoteRow, "pk" | "id" | "contributor_no" | "title" | "score" | "created_at">[];
+    return rows.map((row) => ({
+      pk: Number(row.pk),
+      id: row.id,
+      contributorNo: row.contributor_no,
+      title: decodeText(row.title),
+      score: row.score,
+      createdAt: Number(row.created_at),
+    }));
   }
 
   private async rows(pks: number[]): Promise<(NoteRecord & { pk: number })[]> {

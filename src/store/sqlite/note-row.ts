@@ -40,6 +40,9 @@ export function toNote(row: NoteRow): NoteRecord {
 export const NOTE_SELECT = `p.pk, p.id, p.contributor_no AS contributorNo, p.title, p.body, p.tags, p.score, p.comment_count AS commentCount,
   p.created_at AS createdAt, p.supersedes, p.superseded_by AS supersededBy`;
 
+/** The columns of a similar-notes listing (ListedNote) for a plain statement on `posts` aliased `p`. */
+export const LISTED_SELECT = "p.pk, p.id, p.contributor_no AS contributorNo, p.title, p.score, p.created_at AS createdAt";
+
 /**
  * The record of a note just inserted, from the values bound and the columns'
  * defaults (no score, no comment, not superseded): what reading the row back

@@ -227,6 +227,6 @@ export class SqliteNotes implements CommitHooks {
   }
 
   async similar(query: SimilarQuery): Promise<SimilarRecord[]> {
-    return (await this.searchIndex.similar(query)).map(({ row, share }) => ({ note: toNote(row), share }));
+    return this.searchIndex.similar(query);
   }
 }

@@ -21,7 +21,8 @@ import { orderColumns, sqliteMemorySearch, storedVectors } from "./memory-search
 import { InProcessPostings, type Postings } from "./postings.ts";
 import { SearchThread } from "./search-thread.ts";
 import { SqliteNoteTags } from "./note-tags.ts";
-import { NOTE_SELECT, type NoteRow } from "./note-row.ts";
+import { LISTED_SELECT, NOTE_SELECT, type NoteRow } from "./note-row.ts";
+import type { ListedNote, SimilarRecord } from "../types.ts";
 import { SqliteTermCounts } from "./term-counts.ts";
 import { FtsFollower, type RememberedRows } from "./fts-follow.ts";
 import { inSearchWrite, tierColumn } from "./search-file.ts";
@@ -92,6 +93,9 @@ function prepare(sqlite: Database) {
     vectors: storedVectors(sqlite),
     // Never a superseded note: one may be superseded between the search thread's ranking and this read.
     rows: sqlite.query<NoteRow, [string]>(`SELECT ${NOTE_SELECT} FROM posts p WHERE p.pk IN (SELECT value FROM json_each(?1)) AND p.superseded_by IS NULL`),
+    listed: sqlite.query<ListedNote & { pk: number }, [string]>(
+      `SELECT ${LISTED_SELECT} FROM posts p WHERE p.pk IN (SELECT value FROM json_each(?1)) AND p.superseded_by IS NULL`,
+    ),
     order: orderColumns(sqlite),
     // Superseded notes are kept out of the index (docs/design.md, "Superseding").
     postCount: sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM posts WHERE superseded_by IS NULL"),
@@ -434,14 +438,15 @@ export class SqliteSearch implements SearchSource {
    * best first, at most `limit` (more on ties): the similar-notes lookup, on
    * the path search takes.
    */
-  async similar(query: SimilarQuery): Promise<{ row: NoteRow; share: number }[]> {
+  async similar(query: SimilarQuery): Promise<SimilarRecord[]> {
     if (query.terms.length === 0 || query.limit <= 0) return [];
     const { own, ranked: tied } = (await this.postings.similar(query)) ?? (await rankSimilar(this, query));
     // The search thread has cut the ties already; the other paths cut them here.
     const ranked = cutTies(tied, query.limit, this.s.order);
     if (ranked.length === 0) return [];
     const shares = new Map(ranked.map((r) => [r.key, r.score / own]));
-    return resultOrder(ranked, this.s.rows.all(JSON.stringify(ranked.map((r) => r.key))), query.limit).map((row) => ({ row, share: shares.get(row.pk)! }));
+    const listed = this.s.listed.all(JSON.stringify(ranked.map((r) => r.key)));
+    return resultOrder(ranked, listed, query.limit).map(({ pk, ...note }) => ({ note, share: shares.get(pk)! }));
   }
 
   /** A query of tag words only: the best-scored notes carrying every tag (net score, then newest). */
