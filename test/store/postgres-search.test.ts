@@ -6,6 +6,7 @@
 // one database stand for two replicas.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { searchRequest } from "../../src/core/search/query.ts";
+import { similarCandidates } from "../../src/core/similar.ts";
 import { migrations } from "../../src/store/postgres/migrations.ts";
 import { PostgresSearchLog, trimLog } from "../../src/store/postgres/search-log.ts";
 import { noteVector, SEARCH_FOLLOW_MS } from "../../src/store/postgres/search.ts";
@@ -238,6 +239,27 @@ describe.skipIf(!onPostgres)("PostgreSQL: in-memory postings following search_lo
     await behind.searchMemoryBuilt();
     expect(behind.searchMemoryOffReason).toBeNull();
     expect((await titles(behind, "tarn")).length).toBe(6);
+  });
+
+  test("a note another store superseded is never in this store's results or similar listing, even before this store follows the supersede", async () => {
+    const other = await open();
+    await other.searchMemoryBuilt();
+    const similarTitles = async (title: string, body: string) => (await similarCandidates(other, { title, body, tags: [] }, 0.3)).map((found) => found.note.title);
+    // Rounds, each checked right after the supersede commits: the other store follows the log every SEARCH_FOLLOW_MS, so most checks run before it does.
+    for (let round = 0; round < 4; round++) {
+      const title = `Kettle hole ${round}`;
+      const body = `a kettle hole round${round} left by a melting block of stagnant ice`;
+      const older = await create(title, body);
+      const deadline = Date.now() + 1_000;
+      while (!(await titles(other, `kettle round${round}`)).includes(title) && Date.now() < deadline) await Bun.sleep(10);
+      expect(await titles(other, `kettle round${round}`)).toEqual([title]);
+      expect(await similarTitles(title, body)).toEqual([title]);
+      const newer = `00000000-0000-7000-8000-${String(++n).padStart(12, "0")}`;
+      const created = await writer.createNote({ id: newer, contributorNo, title: `Esker ${round}`, body: "a ridge of gravel laid by a river under the ice", tags: [], createdAt: n, supersedes: older }, () => false);
+      expect(created).toMatchObject({ id: newer });
+      expect(await titles(other, `kettle round${round}`)).toEqual([]);
+      expect(await similarTitles(title, body)).toEqual([]);
+    }
   });
 
   test("a database written by the release before 0003_search_log keeps its notes searchable after the upgrade", async () => {

@@ -376,7 +376,8 @@ export class PostgresNotes {
   /**
    * What a similar-notes listing shows of some notes (a replay loop's ties
    * bring dozens: no body is read), never a superseded one: this replica's
-   * postings may not have followed a supersede committed since they answered.
+   * postings follow another replica's supersede within SEARCH_FOLLOW_MS, and
+   * the row says it at once (as SQLite's statements do).
    */
   private async listed(pks: number[]): Promise<(ListedNote & { pk: number })[]> {
     const rows = (await this.client`
@@ -392,11 +393,12 @@ export class PostgresNotes {
     }));
   }
 
+  /** Some notes' records for a search's results, never a superseded one (listed). */
   private async rows(pks: number[]): Promise<(NoteRecord & { pk: number })[]> {
     if (pks.length === 0) return [];
     const rows = (await this.client`
       SELECT pk, id, contributor_no, title, body, tags, score, comment_count, created_at, supersedes, superseded_by
-        FROM posts WHERE pk = ANY(${keyArray(pks)}::bigint[])`) as NoteRow[];
+        FROM posts WHERE pk = ANY(${keyArray(pks)}::bigint[]) AND superseded_by IS NULL`) as NoteRow[];
     return rows.map((row) => ({ ...toNote(row), pk: Number(row.pk) }));
   }
 }
