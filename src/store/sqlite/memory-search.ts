@@ -165,11 +165,19 @@ export function storedVectors(sqlite: Database): (keys: number[]) => { key: numb
   return (keys) => (statement.values(JSON.stringify(keys)) as [number, string][]).map(([key, vector]) => ({ key, vector }));
 }
 
+/**
+ * A statement reading `columns` (of `posts` aliased `p`) of the notes whose
+ * keys are the JSON array ?1, never a superseded one: a note may be superseded
+ * between a ranking and this read (the readers of search results, similar
+ * listings and their order columns, on either thread; here, not in
+ * note-row.ts, so that the search thread's bundle stays without Drizzle).
+ */
+export const unsupersededByKeys = (columns: string) =>
+  `SELECT ${columns} FROM posts p WHERE p.pk IN (SELECT value FROM json_each(?1)) AND p.superseded_by IS NULL`;
+
 /** The order columns (cutTies) of some notes, read on `sqlite`; never a superseded note, as the rows read after them. */
 export function orderColumns(sqlite: Database): (keys: number[]) => OrderColumns[] {
-  const statement = sqlite.query<OrderColumns, [string]>(
-    "SELECT pk, score, created_at AS createdAt FROM posts WHERE pk IN (SELECT value FROM json_each(?1)) AND superseded_by IS NULL",
-  );
+  const statement = sqlite.query<OrderColumns, [string]>(unsupersededByKeys("p.pk, p.score, p.created_at AS createdAt"));
   return (keys) => statement.all(JSON.stringify(keys));
 }
 

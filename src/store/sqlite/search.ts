@@ -17,7 +17,7 @@ import { rankTopK, TIERS, tierOf, type CorpusStats, type Ranked, type TermAt } f
 import { rankTagged } from "../../core/search/tagged.ts";
 import { noteVector, readLengths, termCount, wordedVector, type IndexedVector, type NoteVector } from "../../core/search/vector.ts";
 import type { OwnRows, SearchFollower } from "../search-follower.ts";
-import { orderColumns, sqliteMemorySearch, storedVectors } from "./memory-search.ts";
+import { orderColumns, sqliteMemorySearch, storedVectors, unsupersededByKeys } from "./memory-search.ts";
 import { InProcessPostings, type Postings } from "./postings.ts";
 import { SearchThread } from "./search-thread.ts";
 import { SqliteNoteTags } from "./note-tags.ts";
@@ -91,11 +91,8 @@ function prepare(sqlite: Database) {
       "SELECT rowid AS pk FROM search_fts WHERE search_fts MATCH ?1 ORDER BY rowid DESC LIMIT ?2",
     ),
     vectors: storedVectors(sqlite),
-    // Never a superseded note: one may be superseded between the search thread's ranking and this read.
-    rows: sqlite.query<NoteRow, [string]>(`SELECT ${NOTE_SELECT} FROM posts p WHERE p.pk IN (SELECT value FROM json_each(?1)) AND p.superseded_by IS NULL`),
-    listed: sqlite.query<ListedNote & { pk: number }, [string]>(
-      `SELECT ${LISTED_SELECT} FROM posts p WHERE p.pk IN (SELECT value FROM json_each(?1)) AND p.superseded_by IS NULL`,
-    ),
+    rows: sqlite.query<NoteRow, [string]>(unsupersededByKeys(NOTE_SELECT)),
+    listed: sqlite.query<ListedNote & { pk: number }, [string]>(unsupersededByKeys(LISTED_SELECT)),
     order: orderColumns(sqlite),
     // Superseded notes are kept out of the index (docs/design.md, "Superseding").
     postCount: sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM posts WHERE superseded_by IS NULL"),
