@@ -11,6 +11,26 @@ import type { Database, Statement } from "bun:sqlite";
 
 /** The most request writes committed together. */
 const MAX_WRITE_BATCH = 256;
+/** The longest a batch waits for writes on their way (WriteHold) after its first write was queued (a timer's least wait). */
+const MAX_HOLD_MS = 1;
+
+/**
+ * Writes known to be on their way: note creations whose similar-notes lookup
+ * is still being answered (search-thread.ts). A batch waits for those asked
+ * before its first write was queued, MAX_HOLD_MS at most. With hints on, the
+ * answers come back a few at a time, and batches of a few notes each spent a
+ * commit (and a message to the search thread) on every few notes; waiting
+ * gives fewer, larger batches (docs/benchmarks.md, "Fourteenth round"). A
+ * lone create waits for nothing: no other lookup is on its way.
+ */
+export interface WriteHold {
+  /** A mark taken when a batch's first write is queued. */
+  mark(): number;
+  /** Some write asked for before `mark` is still on its way. */
+  coming(mark: number): boolean;
+  /** Calls `wake` once, when some of them may have been queued. */
+  onArrival(wake: () => void): void;
+}
 
 interface Job {
   work: () => unknown;
@@ -34,6 +54,9 @@ export interface CommitHooks {
 export class GroupCommit {
   private queue: Job[] = [];
   private flushScheduled = false;
+  /** The hold's mark and the time of the queue's first write. */
+  private firstMark = 0;
+  private firstAt = 0;
   private statements?: Record<"begin" | "savepoint" | "release" | "rollbackTo" | "commit" | "rollback", Statement> & { lock: Statement | null };
 
   constructor(
@@ -45,11 +68,13 @@ export class GroupCommit {
      * (which locks every attached file too).
      */
     private readonly lockStatement?: string,
+    private readonly hold?: WriteHold,
   ) {}
 
   /** Runs `work` inside the next batch's transaction; settles after COMMIT. */
   write<T>(work: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
+      if (this.queue.length === 0) this.queueStarted();
       this.queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
       if (!this.flushScheduled) {
         this.flushScheduled = true;
@@ -70,14 +95,40 @@ export class GroupCommit {
     });
   }
 
+  private queueStarted(): void {
+    this.firstAt = performance.now();
+    this.firstMark = this.hold?.mark() ?? 0;
+  }
+
   private flush(): void {
     this.flushScheduled = false;
     if (this.queue.length === 0) return;
+    if (this.holding()) return;
     this.run();
+  }
+
+  /** Waits for writes on their way (WriteHold) when the batch has room and time: flushes again on their arrival or at the deadline. */
+  private holding(): boolean {
+    const hold = this.hold;
+    if (!hold || this.queue.length >= MAX_WRITE_BATCH) return false;
+    const left = MAX_HOLD_MS - (performance.now() - this.firstAt);
+    if (left <= 0 || !hold.coming(this.firstMark)) return false;
+    this.flushScheduled = true;
+    let woken = false;
+    const wake = () => {
+      if (woken) return;
+      woken = true;
+      clearTimeout(deadline);
+      this.flush();
+    };
+    const deadline = setTimeout(wake, left);
+    hold.onArrival(() => setImmediate(wake));
+    return true;
   }
 
   private run(): void {
     const jobs = this.queue.splice(0, MAX_WRITE_BATCH);
+    if (this.queue.length > 0) this.queueStarted();
     if (this.queue.length > 0) {
       this.flushScheduled = true;
       setImmediate(() => this.flush());

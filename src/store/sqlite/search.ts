@@ -20,6 +20,7 @@ import type { OwnRows, SearchFollower } from "../search-follower.ts";
 import { orderColumns, sqliteMemorySearch, storedVectors, unsupersededByKeys } from "./memory-search.ts";
 import { InProcessPostings, type Postings } from "./postings.ts";
 import { SearchThread } from "./search-thread.ts";
+import type { WriteHold } from "./group-commit.ts";
 import { SqliteNoteTags } from "./note-tags.ts";
 import { LISTED_SELECT, NOTE_SELECT, type NoteRow } from "./note-row.ts";
 import type { ListedNote, SimilarRecord } from "../types.ts";
@@ -112,6 +113,11 @@ export class SqliteSearch implements SearchSource {
 
   /** The postings in this process's memory, on the search thread or this one (postings.ts); searches use them once built. */
   readonly postings: Postings;
+  /** Writes on their way for the group commit to wait for: lookups the search thread is answering (none when the postings are on this thread). */
+  get writeHold(): WriteHold | null {
+    return this.postings instanceof SearchThread ? this.postings : null;
+  }
+
   /** The postings' follower when they are on this thread (benches and tests read the MemoryIndex through it). */
   get memory(): SearchFollower<number> {
     if (this.postings instanceof InProcessPostings) return this.postings.follower;

@@ -92,7 +92,12 @@ export class SqliteStore extends ComposedStore implements Store {
       writeStarted: () => this.searchIndex.writeStarted(),
       writeEnded: (ok) => this.searchIndex.writeEnded(ok),
       beforeCommit: () => this.searchIndex.beforeCommit(),
-    }, LOCK_DATABASE_FILE);
+    }, LOCK_DATABASE_FILE, {
+      // Note creations whose similar-notes lookup the search thread is answering (search-thread.ts); none when the postings are on this thread.
+      mark: () => this.searchIndex.writeHold?.mark() ?? 0,
+      coming: (mark) => this.searchIndex.writeHold?.coming(mark) ?? false,
+      onArrival: (wake) => this.searchIndex.writeHold?.onArrival(wake),
+    });
     this.outbox = new SqliteOutbox(this.sqlite, this.db);
     this.idempotency = new SqliteIdempotency(this.sqlite, this.commit);
     this.searchIndex = new SqliteSearch(this.sqlite, options.searchMemoryBytes ?? 0, options.searchLogKeep, options.searchLoadNowPostings, options.searchFoldEvery, turn, options.searchThread ?? false);
