@@ -14,7 +14,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } fr
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { EVAL_DIR } from "./quality/collection.ts";
-import { benchArgs, getNoteLua, keyListLua, parseWrk, searchLua, startServer, wrkArgv, type Figures } from "./wrk.ts";
+import { benchArgs, getNoteLua, keyListLua, parseWrk, searchLua, startServer, webmastersPostsLua, wrkArgv, type Figures } from "./wrk.ts";
 import { copyDatabase, openCorpus } from "./data-files.ts";
 
 const args = benchArgs();
@@ -180,12 +180,7 @@ const webmastersCorpus = join(EVAL_DIR, "cqadupstack-webmasters/corpus.jsonl");
 const realOn: Figures[] = [];
 const realOff: Figures[] = [];
 if (existsSync(webmastersCorpus)) {
-  const docs = readFileSync(webmastersCorpus, "utf8").split("\n").filter((line) => line.trim()).slice(0, 2000).map((line) => {
-    const doc = JSON.parse(line) as { title: string; body: string };
-    return JSON.stringify({ title: doc.title.slice(0, 200) || "untitled", body: doc.body.slice(0, 600) || "empty", tags: ["webmasters"] });
-  });
-  const luaString = (text: string) => `"${text.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n").replace(/\r/g, "")}"`;
-  const realScript = `${keyList}\nlocal docs = {${docs.map(luaString).join(",")}}\nlocal n = 0\nrequest = function()\n n = n + 1\n return wrk.format("POST", "/v1/posts", {["Authorization"] = "Bearer " .. key(n), ["Content-Type"] = "application/json"}, docs[(n % #docs) + 1])\nend`;
+  const realScript = webmastersPostsLua(keyList, readFileSync(webmastersCorpus, "utf8"));
   for (let round = 0; round < 2; round++) {
     for (const [runs, env] of [[realOn, {}], [realOff, { SIMILAR_NOTES: "0", SECRET_SCAN: "0" }]] as [Figures[], Record<string, string>][]) {
       const writer = await startWriter(18702, env);

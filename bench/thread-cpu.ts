@@ -8,14 +8,14 @@
 //     [--variants "|SIMILAR_NOTES=0 SECRET_SCAN=0"] [--binaries "dist/cairn|/tmp/other-cairn"]
 // A variant is a space-separated list of environment settings; every binary
 // runs every variant, in alternating rounds. Notes: bench/run.ts's bench notes
-// (near-duplicates of each other, the worst case for hints) or the first 2,000
+// (near-duplicates of each other, the worst case for hints) or the first 1,999
 // webmasters questions (title and 600 body characters), as bench/run.ts sends them.
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { copyDatabase } from "./data-files.ts";
 import { EVAL_DIR } from "./quality/collection.ts";
-import { BREAKERS_OFF, benchArgs, keyListLua, parseWrk, wrkArgv } from "./wrk.ts";
+import { BREAKERS_OFF, benchArgs, keyListLua, parseWrk, webmastersPostsLua, wrkArgv } from "./wrk.ts";
 
 const args = benchArgs();
 const from = args.from ?? "/tmp/seed100k";
@@ -30,20 +30,11 @@ const work = mkdtempSync(join(tmpdir(), "cairn-thread-cpu-"));
 
 const { keys } = JSON.parse(readFileSync(join(from, "keys.json"), "utf8")) as { keys: string[] };
 const keyList = keyListLua(keys, 2);
-const luaString = (text: string) => `"${text.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n").replace(/\r/g, "")}"`;
 const post = (body: string) => `wrk.format("POST", "/v1/posts", {["Authorization"] = "Bearer " .. key(n), ["Content-Type"] = "application/json"}, ${body})`;
 const script =
   kind === "bench"
     ? `${keyList}\nlocal n = 0\nrequest = function()\n n = n + 1\n return ${post(`'{"title":"bench note ' .. tid .. '-' .. n .. '","body":"a body of words about sqlite and wal mode, number ' .. n .. ' ' .. os.time() .. '","tags":["bench"]}'`)}\nend`
-    : `${keyList}\nlocal docs = {${readFileSync(join(EVAL_DIR, "cqadupstack-webmasters/corpus.jsonl"), "utf8")
-        .split("\n")
-        .filter((line) => line.trim())
-        .slice(0, 2000)
-        .map((line) => {
-          const doc = JSON.parse(line) as { title: string; body: string };
-          return luaString(JSON.stringify({ title: doc.title.slice(0, 200) || "untitled", body: doc.body.slice(0, 600) || "empty", tags: ["webmasters"] }));
-        })
-        .join(",")}}\nlocal n = 0\nrequest = function()\n n = n + 1\n return ${post("docs[(n % #docs) + 1]")}\nend`;
+    : webmastersPostsLua(keyList, readFileSync(join(EVAL_DIR, "cqadupstack-webmasters/corpus.jsonl"), "utf8"));
 
 /** CPU µs (utime + stime) of each thread of `pid`, by name and id. */
 function threadCpu(pid: number): Map<string, number> {

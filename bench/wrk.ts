@@ -78,6 +78,30 @@ tid = 0
 local function key(n) return keys[((n * ${stride} + tid${offset ? ` + ${offset}` : ""}) % #keys) + 1] end`;
 }
 
+/** A Lua string literal of `text`. */
+const luaString = (text: string) => `"${text.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n").replace(/\r/g, "")}"`;
+
+/**
+ * POST /v1/posts of webmasters questions in turn (`corpus`: the collection's
+ * corpus.jsonl; title and the body's first 600 characters), keyed as
+ * `keyList` says (keyListLua, stride 2). The first 1,999 questions, not
+ * 2,000: the keys come round every 1,000 requests, so with 2,000 each
+ * contributor would alternate two questions, and a run after its warm-up
+ * (the counter starts again) opened with many a contributor's last note:
+ * 409 duplicates, cheaper than a write, counted in the rate (1,999 is prime).
+ */
+export function webmastersPostsLua(keyList: string, corpus: string): string {
+  const docs = corpus
+    .split("\n")
+    .filter((line) => line.trim())
+    .slice(0, 1999)
+    .map((line) => {
+      const doc = JSON.parse(line) as { title: string; body: string };
+      return luaString(JSON.stringify({ title: doc.title.slice(0, 200) || "untitled", body: doc.body.slice(0, 600) || "empty", tags: ["webmasters"] }));
+    });
+  return `${keyList}\nlocal docs = {${docs.join(",")}}\nlocal n = 0\nrequest = function()\n n = n + 1\n return wrk.format("POST", "/v1/posts", {["Authorization"] = "Bearer " .. key(n), ["Content-Type"] = "application/json"}, docs[(n % #docs) + 1])\nend`;
+}
+
 /** Keyed GET /v1/posts/{id} over the ids in turn. */
 export const getNoteLua = (keyList: string, ids: string[]) =>
   `${keyList}\nlocal ids = {${ids.map(lua).join(",")}}\nlocal n = 0\nrequest = function()\n n = n + 1\n return wrk.format("GET", "/v1/posts/" .. ids[(n % #ids) + 1], {["Authorization"] = "Bearer " .. key(n)})\nend`;
