@@ -1,6 +1,7 @@
-// Group commit: request writes queued during one turn of the event loop run
-// in ONE write transaction, each inside its own savepoint (a failing write
-// rolls back alone), in arrival order. Each promise settles after COMMIT, so
+// Group commit: request writes queued during one turn of the event loop (a
+// little longer while the notes of lookups being answered are on their way:
+// WriteHold) run in ONE write transaction, each inside its own savepoint (a
+// failing write rolls back alone), in arrival order. Each promise settles after COMMIT, so
 // an acknowledged write is durable. One commit per batch instead of per
 // request is what lets SQLite take thousands of notes a second.
 // Each batch takes cairn.db's write lock first, as BEGIN IMMEDIATE would,
