@@ -4,39 +4,10 @@
 // waits past its bound, and waits for nothing when nothing is on its way.
 import { Database } from "bun:sqlite";
 import { expect, test } from "bun:test";
-import { GroupCommit, type WriteHold } from "../../src/store/sqlite/group-commit.ts";
+import { GroupCommit, LookupsOnTheirWay } from "../../src/store/sqlite/group-commit.ts";
 
-/** The search thread's side of the hold, driven by the test: lookups asked (ids) and answered. */
-class Lookups implements WriteHold {
-  private next = 0;
-  private readonly waiting = new Set<number>();
-  private arrivals: (() => void)[] = [];
-  ask(): number {
-    this.waiting.add(this.next);
-    return this.next++;
-  }
-  answer(id: number): void {
-    this.waiting.delete(id);
-  }
-  /** What an answers message does after its answers (search-thread.ts). */
-  arrived(): void {
-    const wakes = this.arrivals;
-    this.arrivals = [];
-    for (const wake of wakes) wake();
-  }
-  mark(): number {
-    return this.next;
-  }
-  coming(mark: number): boolean {
-    for (const id of this.waiting) return id < mark;
-    return false;
-  }
-  onArrival(wake: () => void): void {
-    this.arrivals.push(wake);
-  }
-}
-
-function committer(lookups: Lookups) {
+/** A group commit on a fresh database, held by `lookups` (the search thread tells it of lookups by query id, ascending). */
+function committer(lookups: LookupsOnTheirWay) {
   const sqlite = new Database(":memory:");
   sqlite.exec("CREATE TABLE t (x INTEGER)");
   const batches: number[] = [];
@@ -61,17 +32,17 @@ function committer(lookups: Lookups) {
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 
 test("a batch waits for the writes whose lookups were asked before it, and commits them together", async () => {
-  const lookups = new Lookups();
+  const lookups = new LookupsOnTheirWay();
   const { batches, write } = committer(lookups);
-  const first = lookups.ask();
-  const second = lookups.ask();
+  lookups.asked(0);
+  lookups.asked(1);
   // The first lookup answered: its write is queued while the second is still on its way.
-  lookups.answer(first);
+  lookups.answered(0);
   const a = write(1);
   await turn();
   await turn();
   expect(batches).toEqual([]);
-  lookups.answer(second);
+  lookups.answered(1);
   const b = write(2);
   lookups.arrived();
   await Promise.all([a, b]);
@@ -79,9 +50,9 @@ test("a batch waits for the writes whose lookups were asked before it, and commi
 });
 
 test("a batch never waits past its bound for a lookup that does not come back", async () => {
-  const lookups = new Lookups();
+  const lookups = new LookupsOnTheirWay();
   const { batches, write } = committer(lookups);
-  lookups.ask();
+  lookups.asked(0);
   const started = performance.now();
   await write(1);
   expect(batches).toEqual([1]);
@@ -90,11 +61,11 @@ test("a batch never waits past its bound for a lookup that does not come back", 
 });
 
 test("nothing on its way (a lone create, lookups asked after the write, no lookups): no wait", async () => {
-  const lookups = new Lookups();
+  const lookups = new LookupsOnTheirWay();
   const { batches, write } = committer(lookups);
   const a = write(1);
   // Asked after the batch's first write: not waited for.
-  lookups.ask();
+  lookups.asked(0);
   await turn();
   await turn();
   // Committed within the turn after the write, not at the bound.

@@ -33,6 +33,54 @@ export interface WriteHold {
   onArrival(wake: () => void): void;
 }
 
+/**
+ * The WriteHold of similar-notes lookups: the search thread (search-thread.ts)
+ * says which it asked (by query id, ascending) and which were answered, and
+ * when a message of answers has been handled; the group commit asks it.
+ */
+export class LookupsOnTheirWay implements WriteHold {
+  /** Lookups not answered yet, by id in the order asked. */
+  private readonly waiting = new Set<number>();
+  private next = 0;
+  private arrivals: (() => void)[] = [];
+
+  asked(id: number): void {
+    this.waiting.add(id);
+    this.next = id + 1;
+  }
+
+  answered(id: number): void {
+    this.waiting.delete(id);
+  }
+
+  /** After a message of answers (or when none will come: every waiting lookup is dropped). */
+  arrived(): void {
+    const wakes = this.arrivals;
+    this.arrivals = [];
+    for (const wake of wakes) wake();
+  }
+
+  /** None will be answered (the search thread stopped). */
+  clear(): void {
+    this.waiting.clear();
+    this.arrived();
+  }
+
+  mark(): number {
+    return this.next;
+  }
+
+  coming(mark: number): boolean {
+    // A Set iterates in insertion order: its first id is the oldest lookup waiting.
+    for (const id of this.waiting) return id < mark;
+    return false;
+  }
+
+  onArrival(wake: () => void): void {
+    this.arrivals.push(wake);
+  }
+}
+
 interface Job {
   work: () => unknown;
   resolve: (value: unknown) => void;

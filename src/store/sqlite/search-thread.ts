@@ -21,23 +21,19 @@ import type { Postings } from "./postings.ts";
 import type { QueryAnswer, SearchQuery, SearchThreadReply, SearchThreadRequest } from "./search-worker.ts";
 import { workerUrl } from "./worker-url.ts";
 import type { ThreadScheduling } from "./background-thread.ts";
-import type { WriteHold } from "./group-commit.ts";
+import { LookupsOnTheirWay } from "./group-commit.ts";
 
 /** How long a close waits for the worker to close its connection (a background build stops at its next step). */
 const CLOSE_TIMEOUT_MS = 5_000;
 
 type Answer = { ranked: Ranked[] | null } | { similar: SimilarRanking | null };
 
-export class SearchThread implements Postings, WriteHold {
+export class SearchThread implements Postings {
   readonly takes = "stored" as const;
   private worker: Worker | null;
   private off: string | null = "the in-memory postings are being built";
   private nextId = 0;
   private readonly waiting = new Map<number, (answer: Answer | null) => void>();
-  /** Similar-notes lookups not answered yet, by id in the order asked: each is a note creation whose write will follow (WriteHold). */
-  private readonly lookupsWaiting = new Set<number>();
-  /** WriteHold.onArrival's callers, called after the next answers. */
-  private arrivals: (() => void)[] = [];
   /** Queries asked in this turn of the event loop, sent together at its end (flush). */
   private asked: ({ id: number } & SearchQuery)[] = [];
   private whenStarted!: () => void;
@@ -53,6 +49,8 @@ export class SearchThread implements Postings, WriteHold {
     private readonly file: string,
     private readonly budgetBytes: number,
     private readonly loadNowPostings?: number,
+    /** Told of each similar-notes lookup asked and answered: the group commit waits for their notes (group-commit.ts). */
+    private readonly lookups = new LookupsOnTheirWay(),
   ) {
     // Referenced until it has started (start() waits for it: nothing else may keep the process alive yet).
     const worker = new Worker(workerUrl("search-worker"));
@@ -108,25 +106,11 @@ export class SearchThread implements Postings, WriteHold {
     return answer && "similar" in answer ? answer.similar : null;
   }
 
-  mark(): number {
-    return this.nextId;
-  }
-
-  coming(mark: number): boolean {
-    // A Set iterates in insertion order: its first id is the oldest lookup waiting.
-    for (const id of this.lookupsWaiting) return id < mark;
-    return false;
-  }
-
-  onArrival(wake: () => void): void {
-    this.arrivals.push(wake);
-  }
-
   /** The worker's answer; null (the FTS5 index answers) when no worker runs. */
   private ask(query: SearchQuery, lookup = false): Promise<Answer | null> {
     if (this.worker === null) return Promise.resolve(null);
     const id = this.nextId++;
-    if (lookup) this.lookupsWaiting.add(id);
+    if (lookup) this.lookups.asked(id);
     return new Promise<Answer | null>((resolve) => {
       this.waiting.set(id, resolve);
       if (this.asked.length === 0) setImmediate(() => this.flush());
@@ -165,13 +149,7 @@ export class SearchThread implements Postings, WriteHold {
       return this.whenLoaded();
     }
     for (const answer of reply.answers) this.answeredOne(answer);
-    this.arrived();
-  }
-
-  private arrived(): void {
-    const wakes = this.arrivals;
-    this.arrivals = [];
-    for (const wake of wakes) wake();
+    this.lookups.arrived();
   }
 
   private answeredOne(answer: QueryAnswer): void {
@@ -179,7 +157,7 @@ export class SearchThread implements Postings, WriteHold {
     const waiting = this.waiting.get(answer.id);
     if (waiting === undefined) return;
     this.waiting.delete(answer.id);
-    this.lookupsWaiting.delete(answer.id);
+    this.lookups.answered(answer.id);
     // A query the worker could not answer (its read of the database failed) takes the FTS5 index, which fails the same way if the database does.
     waiting("error" in answer ? null : answer);
   }
@@ -191,9 +169,8 @@ export class SearchThread implements Postings, WriteHold {
     this.worker = null;
     for (const resolve of this.waiting.values()) resolve(null);
     this.waiting.clear();
-    this.lookupsWaiting.clear();
     this.asked = [];
-    this.arrived();
+    this.lookups.clear();
     this.whenStarted();
     this.whenLoaded();
   }

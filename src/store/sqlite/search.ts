@@ -20,7 +20,7 @@ import type { OwnRows, SearchFollower } from "../search-follower.ts";
 import { orderColumns, sqliteMemorySearch, storedVectors, unsupersededByKeys } from "./memory-search.ts";
 import { InProcessPostings, type Postings } from "./postings.ts";
 import { SearchThread } from "./search-thread.ts";
-import type { WriteHold } from "./group-commit.ts";
+import type { LookupsOnTheirWay } from "./group-commit.ts";
 import { SqliteNoteTags } from "./note-tags.ts";
 import { LISTED_SELECT, NOTE_SELECT, type NoteRow } from "./note-row.ts";
 import type { ListedNote, SimilarRecord } from "../types.ts";
@@ -113,11 +113,6 @@ export class SqliteSearch implements SearchSource {
 
   /** The postings in this process's memory, on the search thread or this one (postings.ts); searches use them once built. */
   readonly postings: Postings;
-  /** Writes on their way for the group commit to wait for: lookups the search thread is answering (none when the postings are on this thread). */
-  get writeHold(): WriteHold | null {
-    return this.postings instanceof SearchThread ? this.postings : null;
-  }
-
   /** The postings' follower when they are on this thread (benches and tests read the MemoryIndex through it). */
   get memory(): SearchFollower<number> {
     if (this.postings instanceof InProcessPostings) return this.postings.follower;
@@ -138,9 +133,11 @@ export class SqliteSearch implements SearchSource {
     private readonly turn = new WriteTurn(),
     /** The postings on a thread of their own (search-thread.ts), when they can be. */
     searchThread = false,
+    /** Told of the search thread's similar-notes lookups, for the group commit's hold (group-commit.ts). */
+    lookups?: LookupsOnTheirWay,
   ) {
     this.tags = new SqliteNoteTags(sqlite);
-    this.postings = (searchThread && memoryBytes > 0 && startThread(sqlite.filename, memoryBytes, loadNowPostings)) || new InProcessPostings(sqliteMemorySearch(sqlite, memoryBytes, loadNowPostings), this.tags, this);
+    this.postings = (searchThread && memoryBytes > 0 && startThread(sqlite.filename, memoryBytes, loadNowPostings, lookups)) || new InProcessPostings(sqliteMemorySearch(sqlite, memoryBytes, loadNowPostings), this.tags, this);
     this.termCounts = new SqliteTermCounts(sqlite, foldEvery, turn);
     this.fts = new FtsFollower(sqlite);
   }
@@ -461,9 +458,9 @@ export class SqliteSearch implements SearchSource {
 }
 
 /** The search thread, or null when no worker can be made (the postings stay on this thread). */
-function startThread(file: string, budgetBytes: number, loadNowPostings?: number): SearchThread | null {
+function startThread(file: string, budgetBytes: number, loadNowPostings?: number, lookups?: LookupsOnTheirWay): SearchThread | null {
   try {
-    return new SearchThread(file, budgetBytes, loadNowPostings);
+    return new SearchThread(file, budgetBytes, loadNowPostings, lookups);
   } catch {
     return null;
   }

@@ -11,7 +11,7 @@ import { SqliteComments } from "./comments.ts";
 import { isUnavailableError, openDatabase, type Durability } from "./connection.ts";
 import { SqliteContributors } from "./contributors.ts";
 import { WalCheckpointer } from "./checkpointer.ts";
-import { GroupCommit } from "./group-commit.ts";
+import { GroupCommit, LookupsOnTheirWay } from "./group-commit.ts";
 import { migrateDatabase, migrationsCurrent } from "./migrate.ts";
 import { moveSearchTables, rebuildSearchFileIfStale } from "./search-file-setup.ts";
 import { DEFAULT_NOTE_CACHE_BYTES, SqliteNotes } from "./notes.ts";
@@ -77,6 +77,8 @@ export class SqliteStore extends ComposedStore implements Store {
     this.checkpointer = new WalCheckpointer(this.sqlite, options.durability === "full" ? "FULL" : "NORMAL");
     // Between the fold thread and this thread's own writes of the search file (search.ts, write-turn.ts).
     const turn = new WriteTurn();
+    // Note creations whose similar-notes lookup the search thread is answering: a batch waits for them (group-commit.ts); none asked when the postings are on this thread.
+    const lookups = new LookupsOnTheirWay();
     // The notes (to announce note changes) and the search index (to follow them in memory) hear of each batch's COMMIT; both are made just below.
     this.commit = new GroupCommit(this.sqlite, {
       committed: () => {
@@ -92,15 +94,10 @@ export class SqliteStore extends ComposedStore implements Store {
       writeStarted: () => this.searchIndex.writeStarted(),
       writeEnded: (ok) => this.searchIndex.writeEnded(ok),
       beforeCommit: () => this.searchIndex.beforeCommit(),
-    }, LOCK_DATABASE_FILE, {
-      // Note creations whose similar-notes lookup the search thread is answering (search-thread.ts); none when the postings are on this thread.
-      mark: () => this.searchIndex.writeHold?.mark() ?? 0,
-      coming: (mark) => this.searchIndex.writeHold?.coming(mark) ?? false,
-      onArrival: (wake) => this.searchIndex.writeHold?.onArrival(wake),
-    });
+    }, LOCK_DATABASE_FILE, lookups);
     this.outbox = new SqliteOutbox(this.sqlite, this.db);
     this.idempotency = new SqliteIdempotency(this.sqlite, this.commit);
-    this.searchIndex = new SqliteSearch(this.sqlite, options.searchMemoryBytes ?? 0, options.searchLogKeep, options.searchLoadNowPostings, options.searchFoldEvery, turn, options.searchThread ?? false);
+    this.searchIndex = new SqliteSearch(this.sqlite, options.searchMemoryBytes ?? 0, options.searchLogKeep, options.searchLoadNowPostings, options.searchFoldEvery, turn, options.searchThread ?? false, lookups);
     this.notes = new SqliteNotes(this.sqlite, this.db, this.commit, this.searchIndex, options.dataDir, options.noteCacheBytes ?? DEFAULT_NOTE_CACHE_BYTES, this.idempotency);
     this.contributors = new SqliteContributors(this.sqlite, this.db, this.commit, this.outbox, options.dataDir);
     this.comments = new SqliteComments(this.db, this.commit, this.notes, this.idempotency);
