@@ -30,11 +30,13 @@ const work = mkdtempSync(join(tmpdir(), "cairn-thread-cpu-"));
 
 const { keys } = JSON.parse(readFileSync(join(from, "keys.json"), "utf8")) as { keys: string[] };
 const keyList = keyListLua(keys, 2);
+const webmastersCorpus = kind === "bench" ? "" : readFileSync(join(EVAL_DIR, "cqadupstack-webmasters/corpus.jsonl"), "utf8");
 const post = (body: string) => `wrk.format("POST", "/v1/posts", {["Authorization"] = "Bearer " .. key(n), ["Content-Type"] = "application/json"}, ${body})`;
-const script =
+/** The wrk script of a run: the warm-up is pass 0, the measured run pass 1 (webmastersPostsLua). */
+const script = (pass: number) =>
   kind === "bench"
     ? `${keyList}\nlocal n = 0\nrequest = function()\n n = n + 1\n return ${post(`'{"title":"bench note ' .. tid .. '-' .. n .. '","body":"a body of words about sqlite and wal mode, number ' .. n .. ' ' .. os.time() .. '","tags":["bench"]}'`)}\nend`
-    : webmastersPostsLua(keyList, readFileSync(join(EVAL_DIR, "cqadupstack-webmasters/corpus.jsonl"), "utf8"));
+    : webmastersPostsLua(keyList, webmastersCorpus, pass);
 
 /** CPU µs (utime + stime) of each thread of `pid`, by name and id. */
 function threadCpu(pid: number): Map<string, number> {
@@ -70,10 +72,10 @@ async function measure(binary: string, variant: string): Promise<string> {
       ready();
     })();
   });
-  Bun.spawnSync(wrkArgv(work, "http://127.0.0.1:18795/", script, connections, 2));
+  Bun.spawnSync(wrkArgv(work, "http://127.0.0.1:18795/", script(0), connections, 2));
   const before = threadCpu(server.pid);
   const ticksBefore = machineTicks();
-  const argv = wrkArgv(work, "http://127.0.0.1:18795/", script, connections, seconds);
+  const argv = wrkArgv(work, "http://127.0.0.1:18795/", script(1), connections, seconds);
   const run = Bun.spawnSync(["/usr/bin/time", "-f", "%U %S", ...argv]);
   const after = threadCpu(server.pid);
   const ticks = machineTicks().map((tick, i) => tick - ticksBefore[i]);

@@ -84,13 +84,17 @@ const luaString = (text: string) => `"${text.replace(/\\/g, "\\\\").replace(/"/g
 /**
  * POST /v1/posts of webmasters questions in turn (`corpus`: the collection's
  * corpus.jsonl; title and the body's first 600 characters), keyed as
- * `keyList` says (keyListLua, stride 2). The first 1,999 questions, not
- * 2,000: the keys come round every 1,000 requests, so with 2,000 each
- * contributor would alternate two questions, and a run after its warm-up
- * (the counter starts again) opened with many a contributor's last note:
- * 409 duplicates, cheaper than a write, counted in the rate (1,999 is prime).
+ * `keyList` says (keyListLua, stride 2). No request may repeat its
+ * contributor's last note (a 409 duplicate, cheaper than a write, would be
+ * counted in the rate). The keys come round every 1,000 requests, so the
+ * first 1,999 questions are sent, not 2,000: with 2,000 each contributor would
+ * alternate two questions (1,999 is prime, so each goes through all of them).
+ * And each run on the same database is a new `pass`: the counter starts
+ * 500,000 requests on from the last pass's (keys unchanged, questions moved
+ * on by 500 rounds of the keys), so a run does not open with the question
+ * the run before it (a warm-up) ended on for a contributor it reached once.
  */
-export function webmastersPostsLua(keyList: string, corpus: string): string {
+export function webmastersPostsLua(keyList: string, corpus: string, pass = 0): string {
   const docs = corpus
     .split("\n")
     .filter((line) => line.trim())
@@ -99,7 +103,7 @@ export function webmastersPostsLua(keyList: string, corpus: string): string {
       const doc = JSON.parse(line) as { title: string; body: string };
       return luaString(JSON.stringify({ title: doc.title.slice(0, 200) || "untitled", body: doc.body.slice(0, 600) || "empty", tags: ["webmasters"] }));
     });
-  return `${keyList}\nlocal docs = {${docs.join(",")}}\nlocal n = 0\nrequest = function()\n n = n + 1\n return wrk.format("POST", "/v1/posts", {["Authorization"] = "Bearer " .. key(n), ["Content-Type"] = "application/json"}, docs[(n % #docs) + 1])\nend`;
+  return `${keyList}\nlocal docs = {${docs.join(",")}}\nlocal n = ${pass * 500_000}\nrequest = function()\n n = n + 1\n return wrk.format("POST", "/v1/posts", {["Authorization"] = "Bearer " .. key(n), ["Content-Type"] = "application/json"}, docs[(n % #docs) + 1])\nend`;
 }
 
 /** Keyed GET /v1/posts/{id} over the ids in turn. */
