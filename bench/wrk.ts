@@ -78,9 +78,6 @@ tid = 0
 local function key(n) return keys[((n * ${stride} + tid${offset ? ` + ${offset}` : ""}) % #keys) + 1] end`;
 }
 
-/** A Lua string literal of `text`. */
-const luaString = (text: string) => `"${text.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n").replace(/\r/g, "")}"`;
-
 /**
  * POST /v1/posts of webmasters questions in turn (`corpus`: the collection's
  * corpus.jsonl; title and the body's first 600 characters), keyed as
@@ -101,7 +98,7 @@ export function webmastersPostsLua(keyList: string, corpus: string, pass = 0): s
     .slice(0, 1999)
     .map((line) => {
       const doc = JSON.parse(line) as { title: string; body: string };
-      return luaString(JSON.stringify({ title: doc.title.slice(0, 200) || "untitled", body: doc.body.slice(0, 600) || "empty", tags: ["webmasters"] }));
+      return lua(JSON.stringify({ title: doc.title.slice(0, 200) || "untitled", body: doc.body.slice(0, 600) || "empty", tags: ["webmasters"] }));
     });
   return `${keyList}\nlocal docs = {${docs.join(",")}}\nlocal n = ${pass * 500_000}\nrequest = function()\n n = n + 1\n return wrk.format("POST", "/v1/posts", {["Authorization"] = "Bearer " .. key(n), ["Content-Type"] = "application/json"}, docs[(n % #docs) + 1])\nend`;
 }

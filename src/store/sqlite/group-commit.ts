@@ -177,8 +177,8 @@ export class GroupCommit {
 
   private run(): void {
     const jobs = this.queue.splice(0, MAX_WRITE_BATCH);
-    if (this.queue.length > 0) this.queueStarted();
     if (this.queue.length > 0) {
+      this.queueStarted();
       this.flushScheduled = true;
       setImmediate(() => this.flush());
     }
