@@ -220,8 +220,9 @@ function warnIfUnsignalled(store: Store): void {
  * running server may still map the old file and not see this bump. It maps
  * the new file within SIGNAL_CHECK_MS and then forgets every key it
  * remembered; waiting twice that keeps "revoked on the next request" true
- * once this command returns. (A file changed in the last two seconds for
- * another reason, a revoke just before, costs the same short wait.)
+ * once this command returns. (Where the file system keeps no birth time, a
+ * file written in the last two seconds, by a revoke just before, looks just
+ * made and costs the same short wait.)
  */
 async function waitIfSignalFileChanged(store: Store): Promise<void> {
   if (!store.keySignalUnsettled) return;

@@ -3,7 +3,7 @@
 // fail with a non-zero exit and say what to do, never a raw library error.
 // Also: `admin stats` keys and `admin contributors`.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { adminJson, createNote, register, stats, type Contributor } from "../helpers/api.ts";
 import { BINARY, call, startServer, tempDir, type RunningServer } from "../helpers/server.ts";
@@ -83,6 +83,23 @@ describe("cairn admin", () => {
     const found = await adminJson(server, "contributors", "--email", ada.email.toUpperCase());
     expect(found).toEqual([{ contributor_no: ada.no, email: ada.email, active: true, created_at: ada.createdAt, post_count: 1 }]);
     expect(await adminJson(server, "contributors", "--email", "nobody@example.org")).toEqual([]);
+  });
+
+  test("revoke then activate at once: no word of a missing signal file, and no wait for one", async () => {
+    const victim = await register(server.url);
+    const signal = join(server.dataDir, "key-generation");
+    // Only where the file system keeps birth times: elsewhere a write two seconds ago looks like a file just made.
+    const bornMs = statSync(signal).birthtimeMs;
+    if (!(bornMs > 0)) return;
+    // The server made the file at its start: a file younger than two seconds is rightly waited for.
+    await Bun.sleep(Math.max(0, bornMs + 2_100 - Date.now()));
+    // The warning and the two-second wait go together (src/admin/main.ts).
+    for (const verb of ["revoke", "activate", "revoke", "activate"]) {
+      const result = await server.admin(verb, String(victim.no));
+      expect(result.code).toBe(0);
+      expect(result.stderr).not.toContain("key-generation");
+    }
+    expect((await call(server.url, "GET", "/v1/me", { key: victim.key })).status).toBe(200);
   });
 
   test("backup into a missing directory: exit 1, says to create it", async () => {

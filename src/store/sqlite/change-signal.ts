@@ -33,8 +33,12 @@ export class ChangeSignal {
     private readonly identity: string | null,
     /** True when this process made the file (it was missing). */
     readonly created: boolean,
-    /** The file's status-change time (ms) when it was mapped: when it was made, or last written. */
-    readonly changedAtMs: number = 0,
+    /**
+     * When the mapped file was made (ms): its birth time, or where the file
+     * system keeps none, its status-change time (then also when it was last
+     * written: a bump a moment ago reads as a file just made).
+     */
+    readonly madeAtMs: number = 0,
   ) {}
 
   /**
@@ -51,7 +55,7 @@ export class ChangeSignal {
       const stat = statSync(path);
       if (stat.size < SIZE) return new ChangeSignal(null, `${path} is shorter than ${SIZE} bytes`, path, null, created);
       const mapped = Bun.mmap(path, { shared: true, size: SIZE });
-      return new ChangeSignal(new Int32Array(mapped.buffer, mapped.byteOffset, 1), null, path, identityOf(stat), created, stat.ctimeMs);
+      return new ChangeSignal(new Int32Array(mapped.buffer, mapped.byteOffset, 1), null, path, identityOf(stat), created, stat.birthtimeMs > 0 ? stat.birthtimeMs : stat.ctimeMs);
     } catch (error) {
       return new ChangeSignal(null, `${path}: ${(error as Error).message}`, path, null, created);
     }

@@ -37,7 +37,7 @@ export class SqliteContributors {
    * removed, and the other servers may still map the old one).
    */
   get keySignalUnsettled(): boolean {
-    return this.keyChanges.created || this.keyChanges.replaced() || Date.now() - this.keyChanges.changedAtMs < 2 * SIGNAL_CHECK_MS;
+    return this.keyChanges.created || this.keyChanges.replaced() || Date.now() - this.keyChanges.madeAtMs < 2 * SIGNAL_CHECK_MS;
   }
 
   /** Null when key-standing changes are announced across processes; otherwise why not (keys are then never remembered). */
