@@ -110,6 +110,28 @@ forEachEngine((engine) => {
     await expect(connect(server.url, `cairn_${"x".repeat(43)}`)).rejects.toThrow(/401|nauthorized/);
   });
 
+  test("GET and DELETE are 405 with Allow: POST (no stream, no sessions), after the key check; the SDK client reports no error", async () => {
+    const who = await register(server.url);
+    for (const method of ["GET", "DELETE"]) {
+      const answer = await call(server.url, method, "/v1/mcp", { key: who.key, headers: { accept: "text/event-stream" } });
+      expectError(answer, 405, "method_not_allowed");
+      expect(answer.headers.get("allow")).toBe("POST");
+      expectError(await call(server.url, method, "/v1/mcp", { headers: { accept: "text/event-stream" } }), 401, "unauthorized");
+    }
+    // The transport probes GET for a stream after initialising: 405 means "none offered", anything else is an error.
+    const errors: Error[] = [];
+    const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/v1/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${who.key}` } },
+    });
+    const agent = new Client({ name: "cairn-http-probe", version: "1.0.0" });
+    agent.onerror = (error) => errors.push(error);
+    await agent.connect(transport);
+    clients.push(agent);
+    ok(await agent.callTool({ name: "cairn_me", arguments: {} }));
+    await Bun.sleep(200);
+    expect(errors.map(String)).toEqual([]);
+  });
+
   test("breakers and the body limit apply as on every route", async () => {
     const who = await register(server.url);
     const agent = await connect(server.url, who.key);

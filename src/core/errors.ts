@@ -6,6 +6,7 @@ export type ErrorCode =
   | "unauthorized"
   | "forbidden"
   | "not_found"
+  | "method_not_allowed"
   | "duplicate_post"
   | "secret_detected"
   | "already_superseded"

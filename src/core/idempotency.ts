@@ -31,15 +31,43 @@ export function parseIdempotencyKey(raw: string | null | undefined): string | un
   return raw;
 }
 
-/** What identifies "the same request" for a key: the route (with its note id) and the body. */
+/**
+ * What identifies "the same request" for a key: the route (with its note id)
+ * and the body as JSON with every object's keys sorted (a client that
+ * re-serialises a map in another order sends the same request).
+ */
 export function requestFingerprint(route: string, body: unknown): string {
-  return new Bun.CryptoHasher("sha256").update(route).update("\n").update(JSON.stringify(body ?? null)).digest("hex");
+  return fingerprintOf(route, JSON.stringify(sortedKeys(body ?? null)));
+}
+
+/**
+ * The fingerprint versions before sorted keys stored (the body's keys in the
+ * order sent), when it differs: still matched, so a retry across an upgrade
+ * replays. Such keys expire within IDEMPOTENCY_TTL_MS of the upgrade.
+ */
+export function formerFingerprint(route: string, body: unknown): string | undefined {
+  const sent = JSON.stringify(body ?? null);
+  return sent === JSON.stringify(sortedKeys(body ?? null)) ? undefined : fingerprintOf(route, sent);
+}
+
+function fingerprintOf(route: string, json: string): string {
+  return new Bun.CryptoHasher("sha256").update(route).update("\n").update(json).digest("hex");
+}
+
+function sortedKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortedKeys);
+  if (value === null || typeof value !== "object") return value;
+  const sorted: Record<string, unknown> = {};
+  for (const key of Object.keys(value).sort()) sorted[key] = sortedKeys((value as Record<string, unknown>)[key]);
+  return sorted;
 }
 
 /** An idempotent call as the HTTP layer describes it: the key, what the request was, and how an answer is written down. */
 export interface IdempotentCall {
   key: string;
   fingerprint: string;
+  /** formerFingerprint's, when it differs. */
+  formerFingerprint?: string;
   /** The answer the caller would get for a value (or error) of the core method, as it is stored and sent. */
   render: (outcome: { value: unknown } | { error: AppError }) => StoredAnswer;
 }

@@ -72,14 +72,20 @@ function visible(field: string, value: string): string {
   return value;
 }
 
+/**
+ * Stored text is UTF-8: a lone UTF-16 surrogate (JSON allows "\ud800")
+ * becomes U+FFFD here, so the answer to a write shows what is stored.
+ */
+const wellFormed = (text: string) => text.toWellFormed().trim();
+
 export function normaliseNote(input: { title: string; body: string; tags?: string[] }): NoteInput {
-  const title = visible("title", lengthBetween("title", input.title.trim(), 1, LIMITS.titleMax, true));
-  const body = visible("body", lengthBetween("body", input.body.trim(), 1, LIMITS.bodyMax, true));
+  const title = visible("title", lengthBetween("title", wellFormed(input.title), 1, LIMITS.titleMax, true));
+  const body = visible("body", lengthBetween("body", wellFormed(input.body), 1, LIMITS.bodyMax, true));
   return { title, body, tags: normaliseTags(input.tags) };
 }
 
 export function normaliseComment(body: string): string {
-  return visible("body", lengthBetween("body", body.trim(), 1, LIMITS.commentMax, true));
+  return visible("body", lengthBetween("body", wellFormed(body), 1, LIMITS.commentMax, true));
 }
 
 export function normaliseQuery(query: string): string {

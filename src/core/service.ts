@@ -335,6 +335,7 @@ export class Cairn {
       contributorNo,
       key: call.key,
       fingerprint: call.fingerprint,
+      formerFingerprint: call.formerFingerprint,
       token,
       now,
       expiresAt: now + IDEMPOTENCY_TTL_MS,

@@ -11,7 +11,7 @@ import { KEY_MARKER } from "../core/keys.ts";
 import type { Cairn } from "../core/service.ts";
 import type { Store } from "../store/types.ts";
 import { bodyLimitFor, readJsonBody } from "./body.ts";
-import { errorResponse, internalError, routeNotFound, STATUS } from "./errors.ts";
+import { errorResponse, internalError, mcpMethodNotAllowed, routeNotFound, STATUS } from "./errors.ts";
 import type { Logger } from "./log.ts";
 import * as S from "./schemas.ts";
 import { docsResponse } from "../web/docs-page.ts";
@@ -21,7 +21,7 @@ import { missingNotePageResponse, notePageResponse } from "../web/note-page.ts";
 import { noteResponse } from "./note-body.ts";
 import { idempotencyKeyOf, idempotentResponse } from "./idempotency.ts";
 import { openApiDocument, type OpenApiDocument } from "./openapi.ts";
-import { originOf, pathOf, prefersHtml } from "./request-parts.ts";
+import { pathOf, prefersHtml } from "./request-parts.ts";
 
 interface RequestMeta {
   id: string;
@@ -41,8 +41,6 @@ const PUBLIC_NOTE_HEADERS = { "cache-control": "public, max-age=60", vary: "Acce
 /** A caller's (or proxy's) request id is kept only when it is short and plain. */
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{8,64}$/;
 
-/** Shown in the landing page's commands when neither PUBLIC_BASE_URL nor a plausible Host names the instance. */
-const PLACEHOLDER_URL = "https://cairn.example.org";
 
 export const VERSION: string = packageJson.version;
 
@@ -55,6 +53,9 @@ export interface AppDeps {
   isAccepting: () => boolean;
 }
 
+/** The routes that take a body without a key; every other route with a body is keyed. */
+const OPEN_BODY_ROUTES = new Set(["/v1/register", "/v1/web/events"]);
+
 const SEARCH_ONLY_QUERY =
   "Search takes only a `query` field; the server decides how many results return and how they are ranked. Send {\"query\": \"your words\"}.";
 
@@ -63,7 +64,13 @@ function typeName(schema: any): string | undefined {
   if (Array.isArray(schema.anyOf) && schema.anyOf.every((s: any) => "const" in s)) {
     return `one of ${schema.anyOf.map((s: any) => JSON.stringify(s.const)).join(", ")}`;
   }
+  if (Array.isArray(schema.anyOf)) {
+    const names = schema.anyOf.map(typeName);
+    return names.every((name: string | undefined) => name !== undefined) ? names.join(" or ") : undefined;
+  }
   switch (schema.type) {
+    case "null":
+      return "null";
     case "string":
       return "a string";
     case "array":
@@ -85,7 +92,11 @@ function validationToAppError(error: ValidationError, path: string): AppError {
     return invalid(SEARCH_ONLY_QUERY);
   }
   if (!first) return invalid("The request is not valid; check it against /v1/openapi.json.");
-  const field = first.path.replace(/^\//, "").replaceAll("/", ".");
+  // "/tags/0" names `tags[0]`, as the limits' own messages do.
+  const field = first.path
+    .replace(/^\//, "")
+    .replace(/\/(\d+)(?=\/|$)/g, "[$1]")
+    .replaceAll("/", ".");
   if (field === "") {
     return invalid(error.type === "body" ? "The request needs a JSON object body." : "The request is not valid.");
   }
@@ -111,9 +122,13 @@ export function clientIp(request: Request, server: { requestIP(r: Request): { ad
 export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
   /** Hands a request to the finished app (POST /v1/mcp's tools); set once `app` exists, below. */
   let handleInternally = (request: Request): Promise<Response> => Promise.reject(new Error(`the app is not built yet (${request.url})`));
+  /** The contributor of a keyed request whose body was read: authenticated in onParse, before the body. */
+  const authenticated = new WeakMap<Request, number>();
   const keyed = new Elysia({ name: "keyed", normalize: false })
     // derive runs before schema validation: an anonymous caller gets 401, never a validation hint.
     .derive({ as: "scoped" }, async ({ request }) => {
+      const known = authenticated.get(request);
+      if (known !== undefined) return { contributorNo: known };
       const authorization = request.headers.get("authorization");
       const found = cairn.contributorFor(authorization);
       return { contributorNo: typeof found === "number" ? found : await found };
@@ -218,6 +233,10 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
       },
     });
 
+  // MCP's GET (a stream) and DELETE (a session's end): 405 after the key check.
+  const notOffered = { response: { 401: S.ErrorBody, 405: S.ErrorBody }, detail: { summary: "Not offered (MCP: no server-to-client stream, no sessions): 405 with `Allow: POST`", tags: ["mcp"] } };
+  keyed.get("/v1/mcp", () => Promise.reject(mcpMethodNotAllowed()), notOffered).delete("/v1/mcp", () => Promise.reject(mcpMethodNotAllowed()), notOffered);
+
   // normalize: false keeps unknown request fields for the schema to judge:
   // ignored everywhere (TypeBox allows them) except where a schema forbids them (search).
   const requests = new WeakMap<Request, RequestMeta>();
@@ -261,7 +280,19 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
     // Content-Length, before any byte is read.
     .onParse(({ request, set }) => {
       metaOf(request, set);
-      return readJsonBody(request, bodyLimitFor(pathOf(request.url)));
+      const path = pathOf(request.url);
+      const limit = bodyLimitFor(path);
+      if (OPEN_BODY_ROUTES.has(path)) return readJsonBody(request, limit);
+      // A keyed route: the key before the body, so an anonymous caller gets 401, never 400, 413 or 415.
+      const found = cairn.contributorFor(request.headers.get("authorization"));
+      if (typeof found === "number") {
+        authenticated.set(request, found);
+        return readJsonBody(request, limit);
+      }
+      return found.then((contributorNo) => {
+        authenticated.set(request, contributorNo);
+        return readJsonBody(request, limit);
+      });
     })
     // A function, not an arrow: minified, `=>{m(` reads as async to Elysia.
     .onTransform({ as: "global" }, function startRequest({ request, set }) {
@@ -313,7 +344,7 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
       "/v1/public/posts/:post_id",
       // The HTML page is a plain Response beside the typed JSON answer.
       async ({ params, request, set }): Promise<Response> => {
-        if (prefersHtml(request.headers.get("accept"))) return notePage(params.post_id, request);
+        if (prefersHtml(request.headers.get("accept"))) return notePage(params.post_id);
         return noteResponse(await cairn.publicNote(params.post_id), set, PUBLIC_NOTE_HEADERS);
       },
       {
@@ -368,12 +399,15 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
   }
 
   /** The note and its comments as a page; a missing note is a small HTML page with the same status as the JSON answer. */
-  async function notePage(id: string, request: Request): Promise<Response> {
+  async function notePage(id: string): Promise<Response> {
     try {
       const note = await cairn.publicNote(id);
       const { comments } = await cairn.comments(id);
-      const noteUrl = (noteId: string) => `${baseUrl(request)}/v1/public/posts/${noteId}`;
-      return notePageResponse(note, comments, noteUrl(note.id), note.superseded_by === null ? undefined : noteUrl(note.superseded_by));
+      // Never the request's Host (a forged one would be cached into the page, as on the landing page):
+      // without PUBLIC_BASE_URL the link is a path the browser resolves, and there is no og:url.
+      const base = config.publicBaseUrl;
+      const noteUrl = (noteId: string) => `${base ?? ""}/v1/public/posts/${noteId}`;
+      return notePageResponse(note, comments, base === null ? undefined : noteUrl(note.id), note.superseded_by === null ? undefined : noteUrl(note.superseded_by));
     } catch (error) {
       if (error instanceof AppError && (error.code === "not_found" || error.code === "invalid_request")) {
         return missingNotePageResponse(STATUS[error.code], error.message);
@@ -385,7 +419,5 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
   // Built on first use, once every route is registered.
   let cached: OpenApiDocument | undefined;
   const document = (): OpenApiDocument => (cached ??= openApiDocument(app, { version: VERSION, baseUrl: config.publicBaseUrl }));
-  // Without PUBLIC_BASE_URL the Host header names the instance, but only a plausible one is printed.
-  const baseUrl = (request: Request) => config.publicBaseUrl ?? originOf(request) ?? PLACEHOLDER_URL;
   return app;
 }

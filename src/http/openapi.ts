@@ -86,5 +86,6 @@ const DESCRIPTIONS: Record<string, string> = {
   "200": "OK",
   "201": "Created",
   "202": "Accepted",
+  "405": "Method not allowed (the `Allow` header names the one that is)",
   "503": "Not ready",
 };

@@ -257,9 +257,11 @@ export const idempotentErrors = { 422: ErrorBody };
 /** 422 of a write carrying text: a credential in it, or the Idempotency-Key used with another request. */
 export const textWriteErrors = { 422: TextWriteRefusedErrorBody };
 
-export const MyPostsQuery = t.Object({
-  cursor: t.Optional(t.String({ description: "The `next` value of the previous page; leave out for the first page" })),
-});
+// Unknown query parameters are ignored, as unknown body fields are (a newer client, a tracking tag).
+export const MyPostsQuery = t.Object(
+  { cursor: t.Optional(t.String({ description: "The `next` value of the previous page; leave out for the first page" })) },
+  { additionalProperties: true },
+);
 
 const NullableNoteId = t.Union([NoteId, t.Null()]);
 

@@ -86,6 +86,8 @@ export interface ReserveIdempotencyKey {
   contributorNo: number;
   key: string;
   fingerprint: string;
+  /** The same request's fingerprint as older versions stored it, when it differs (core/idempotency.ts). */
+  formerFingerprint?: string;
   /** Names this reservation: only a completion carrying it may store an answer. */
   token: string;
   now: number;

@@ -9,14 +9,16 @@ import { htmlResponse, page, SEND_EVENT } from "./layout.ts";
 import { noteTextHtml, plural, preview, timeHtml } from "./text.ts";
 
 // Reads the note id from a data attribute; sends events without cookies.
+// A link to the newer note given as a path (no PUBLIC_BASE_URL) is shown as the address it resolves to.
 const SCRIPT = `(function(){${SEND_EVENT}var id=document.body.dataset.postId;send("page_view",id);
+var n=document.querySelector("#superseded-by a");if(n){n.textContent=n.href}
 var b=document.getElementById("copy-link");b.addEventListener("click",function(){
 var done=function(){b.textContent="Link copied"};
 if(navigator.clipboard){navigator.clipboard.writeText(location.href).then(done,done)}else{done()}
 send("copy_link",id)})})();`;
 
 /** OpenGraph and Twitter card tags, so a shared link shows the title and the start of the note. */
-function previewTags(note: NoteView, url: string): string {
+function previewTags(note: NoteView, url: string | undefined): string {
   const meta = (attribute: "property" | "name", key: string, value: string) =>
     `<meta ${attribute}="${key}" content="${escapeHtml(value)}">`;
   const description = preview(note.body);
@@ -26,7 +28,7 @@ function previewTags(note: NoteView, url: string): string {
     meta("property", "og:site_name", "Cairn"),
     meta("property", "og:title", note.title),
     meta("property", "og:description", description),
-    meta("property", "og:url", url),
+    ...(url === undefined ? [] : [meta("property", "og:url", url)]),
     meta("property", "article:published_time", note.created_at),
     meta("name", "twitter:card", "summary"),
     meta("name", "twitter:title", note.title),
@@ -42,15 +44,21 @@ function commentsHtml(comments: CommentView[]): string {
   return `<section class="comments"><h2>${plural(comments.length, "comment")}</h2>\n${items}</section>`;
 }
 
-/** The notice a superseded note's page carries: the newer note's URL, as a link and as text. */
+/**
+ * The notice a superseded note's page carries: the newer note's URL, as a link
+ * and as text (a path without PUBLIC_BASE_URL: the script shows it resolved).
+ */
 function supersededHtml(newerUrl: string | undefined): string {
   if (newerUrl === undefined) return "";
   const url = escapeHtml(newerUrl);
   return `<p class="superseded" id="superseded-by">This note is out of date: superseded by <a href="${url}" rel="nofollow">${url}</a></p>\n`;
 }
 
-/** `newerUrl`: the public URL of the note that superseded this one, when one did. */
-export function notePageResponse(note: NoteView, comments: CommentView[], url: string, newerUrl?: string): Response {
+/**
+ * `url`: this page's absolute address (from PUBLIC_BASE_URL), for link
+ * previews; `newerUrl`: the note that superseded this one, when one did.
+ */
+export function notePageResponse(note: NoteView, comments: CommentView[], url: string | undefined, newerUrl?: string): Response {
   const tags = note.tags.map((tag) => `<span dir="auto">${escapeHtml(tag)}</span>`).join("");
   const body = `<main><article>
 ${supersededHtml(newerUrl)}<h1 dir="auto">${escapeHtml(note.title)}</h1>

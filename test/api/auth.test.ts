@@ -203,6 +203,34 @@ forEachEngine((engine) => {
       }
       expect(got).toEqual(want);
     });
+
+    test("a request without a valid key is 401 before its body is read: bad JSON, another media type, an oversized body", async () => {
+      const json = { "content-type": "application/json" };
+      const cases: [string, string, Record<string, string>, string][] = [
+        ["POST", "/v1/posts", json, "{bad"],
+        ["POST", "/v1/posts", { "content-type": "text/plain" }, "hello"],
+        ["POST", "/v1/posts", json, JSON.stringify({ title: "t", body: "x".repeat(70_000) })],
+        ["POST", `/v1/posts/${noteId}/comments`, { "content-type": "text/plain" }, "hi"],
+        ["POST", "/v1/search", json, "[1,"],
+        ["POST", "/v1/mcp", { "content-type": "text/plain" }, "hi"],
+        ["DELETE", `/v1/posts/${noteId}`, json, "{bad"],
+      ];
+      for (const key of [undefined, "cairn_0000000000000000000000000000000000000000000"]) {
+        const got: Record<string, number> = {};
+        const want: Record<string, number> = {};
+        for (const [method, path, headers, raw] of cases) {
+          const res = await call(base, method, path, { key, raw, headers });
+          const label = `${key ? "unknown key" : "no key"}: ${method} ${path} ${headers["content-type"]} ${raw.slice(0, 12)}`;
+          got[label] = res.status;
+          want[label] = 401;
+        }
+        expect(got).toEqual(want);
+      }
+      // With a valid key the same requests get the body's own errors.
+      const who = await register(base);
+      expectError(await call(base, "POST", "/v1/posts", { key: who.key, raw: "{bad", headers: json }), 400, "invalid_request");
+      expectError(await call(base, "POST", "/v1/posts", { key: who.key, raw: "hello", headers: { "content-type": "text/plain" } }), 415, "unsupported_media_type");
+    });
   });
 
   describe("operator verbs on a running server", () => {

@@ -179,6 +179,24 @@ forEachEngine((engine) => {
   });
 
   describe("found by the property suite", () => {
+    test("messages name a list item as `tags[0]` and say what a field with two shapes takes", async () => {
+      const tagItem = expectError(await call(server.url, "POST", "/v1/posts", { key: author.key, json: { title: "t", body: "b", tags: [null] } }), 400, "invalid_request");
+      expect(tagItem).toContain("`tags[0]`");
+      for (const supersedes of [{}, true, 5]) {
+        const message = expectError(await call(server.url, "POST", "/v1/posts", { key: author.key, json: { title: "t", body: "b", supersedes } }), 400, "invalid_request");
+        expect(message).toBe("`supersedes` must be a string or null.");
+      }
+    });
+
+    test("a lone UTF-16 surrogate is stored as U+FFFD, and the 201 answer says so too", async () => {
+      const created = await call(server.url, "POST", "/v1/posts", { key: author.key, raw: '{"title":"lone \\ud800 surrogate","body":"b \\udc00"}', headers: { "content-type": "application/json" } });
+      expect(created.status).toBe(201);
+      expect(created.data.title).toBe("lone \ufffd surrogate");
+      expect(created.data.body).toBe("b \ufffd");
+      const fetched = await call(server.url, "GET", `/v1/posts/${created.data.id}`, { key: author.key });
+      expect([fetched.data.title, fetched.data.body]).toEqual([created.data.title, created.data.body]);
+    });
+
     test("an object with a `toString` or `valueOf` field where a string belongs is a 400, not a 500", async () => {
       for (const value of [{ toString: "" }, { valueOf: 1 }, { toString: { toString: 1 } }, [{ toString: "" }]]) {
         expectError(await call(server.url, "POST", "/v1/web/events", { json: { event: "page_view", post_id: value } }), 400, "invalid_request");

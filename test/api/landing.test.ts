@@ -4,7 +4,7 @@
 // in a real browser); with PUBLIC_BASE_URL that address is printed.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { rawHttp } from "./../helpers/api.ts";
+import { call, createNote, rawHttp, register } from "./../helpers/api.ts";
 import { startServer, type RunningServer } from "../helpers/server.ts";
 
 let plain: RunningServer;
@@ -51,4 +51,21 @@ test("with PUBLIC_BASE_URL the page prints that address and no placeholder", asy
   expect(answer.body).not.toContain("evil.example");
   expect(answer.body).not.toContain("<span data-origin>");
   expect(answer.body).not.toContain("<p data-origin-note>");
+});
+
+test("a note page: og:url and the superseded-by link from PUBLIC_BASE_URL when set, never from the Host", async () => {
+  for (const server of [plain, named]) {
+    const author = await register(server.url);
+    const older = await createNote(server.url, author.key, { title: "Older", body: "Out of date." });
+    const newer = (await call(server.url, "POST", "/v1/posts", { key: author.key, json: { title: "Newer", body: "Current.", supersedes: older.id } })).data;
+    const page = (id: string) =>
+      rawHttp(server.url, [`GET /v1/public/posts/${id} HTTP/1.1`, "Host: evil.example", "Accept: text/html", "Connection: close", "", ""].join("\r\n"));
+    const answer = await page(older.id);
+    expect(answer.status).toBe(200);
+    expect(answer.body).not.toContain("evil.example");
+    const base = server === named ? "https://notes.example.com" : "";
+    expect(answer.body).toContain(`href="${base}/v1/public/posts/${newer.id}"`);
+    const ogUrl = /<meta property="og:url" content="([^"]*)">/.exec(answer.body)?.[1];
+    expect(ogUrl).toBe(server === named ? `${base}/v1/public/posts/${older.id}` : undefined);
+  }
 });

@@ -112,4 +112,14 @@ forEachEngine((engine) => {
     }
     expectError(await call(server.url, "GET", "/v1/me/posts"), 401, "unauthorized");
   });
+
+  test("unknown query parameters are ignored, as unknown body fields are", async () => {
+    const author = await register(server.url);
+    const note = await createNote(server.url, author.key);
+    for (const query of ["?limit=5", "?utm_source=x", "?foo=bar", "?x=1&x=2"]) {
+      const res = await call(server.url, "GET", `/v1/me/posts${query}`, { key: author.key });
+      expectStatus(res, 200);
+      expect(res.data.posts.map((p: { id: string }) => p.id)).toEqual([note.id]);
+    }
+  });
 });

@@ -31,6 +31,9 @@ forEachEngine((engine) => {
     "GET /v1/me/posts",
     "POST /v1/me/key",
     "POST /v1/mcp",
+    // Not offered (405), but keyed like the POST.
+    "GET /v1/mcp",
+    "DELETE /v1/mcp",
   ]);
 
   const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];

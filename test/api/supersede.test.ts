@@ -16,6 +16,7 @@ import {
   expectError,
   expectStatus,
   keysOf,
+  rawHttp,
   register,
   unique,
   type Contributor,
@@ -191,7 +192,12 @@ for (const variant of variants) describe(variant.name, () => {
       expectStatus(page, 200);
       expect(page.text).toContain("superseded by");
       const hrefs = [...page.text.matchAll(/href\s*=\s*["']?([^"' >]+)/gi)].map((m) => m[1]);
-      expect(hrefs.filter((href) => /\/v1\/|[0-9a-f]{8}-/.test(href))).toEqual([`${base}/v1/public/posts/${newer.id}`]);
+      // A path the browser resolves: without PUBLIC_BASE_URL the page never names a host (the Host header may be forged).
+      expect(hrefs.filter((href) => /\/v1\/|[0-9a-f]{8}-/.test(href))).toEqual([`/v1/public/posts/${newer.id}`]);
+      const forged = await rawHttp(base, [`GET /v1/public/posts/${older.id} HTTP/1.1`, "Host: evil.example", "Accept: text/html", "Connection: close", "", ""].join("\r\n"));
+      expect(forged.status).toBe(200);
+      expect(forged.body).toContain(`href="/v1/public/posts/${newer.id}"`);
+      expect(forged.body).not.toContain("evil.example");
       // The newer note's page (not superseded) carries no such link.
       const current = await call(base, "GET", `/v1/public/posts/${newer.id}`, { headers: { accept: "text/html" } });
       expect(current.text).not.toContain("superseded by");

@@ -312,6 +312,24 @@ describe("public note page GET /v1/public/posts/{id} (Accept: text/html)", () =>
     }
   });
 
+  test("a superseded note links to the newer one by path, shown as the full address the browser resolves, within the CSP", async () => {
+    const older = await createNote(base, author.key, { title: "Browser older", body: "Out of date." });
+    const newer = (await call(base, "POST", "/v1/posts", { key: author.key, json: { title: "Browser newer", body: "Current.", supersedes: older.id } })).data;
+    const { context, page, watch } = await openPage();
+    try {
+      await loadAndWaitForEvent(page, `${base}/v1/public/posts/${older.id}`, "page_view");
+      const link = page.locator("#superseded-by a");
+      expect(await link.getAttribute("href")).toBe(`/v1/public/posts/${newer.id}`);
+      expect(await link.innerText()).toBe(`${origin}/v1/public/posts/${newer.id}`);
+      await link.click();
+      await page.waitForURL(`${origin}/v1/public/posts/${newer.id}`);
+      expect(await page.locator("h1").innerText()).toBe("Browser newer");
+      await expectClean(watch);
+    } finally {
+      await context.close();
+    }
+  });
+
   test("an unknown note id is a small HTML 404 page, not raw JSON", async () => {
     const { context, page } = await openPage();
     try {

@@ -57,6 +57,15 @@ forEachEngine((engine) => {
     expect(await reserve("k-done", T0 + 5)).toEqual({ kind: "replay", answer: { status: 404, body: '{"first":true}' } });
   });
 
+  test("a key stored under an older version's fingerprint still replays when the request names it as its former one", async () => {
+    await answered("k-former", T0, '{"former":true}');
+    expect(await reserve("k-former", T0 + 5, { fingerprint: "f-sorted", formerFingerprint: "f1" })).toEqual({
+      kind: "replay",
+      answer: { status: 404, body: '{"former":true}' },
+    });
+    expect(await reserve("k-former", T0 + 5, { fingerprint: "f-sorted", formerFingerprint: "f-other" })).toEqual({ kind: "mismatch" });
+  });
+
   test("a reservation whose request never finished is taken over after its lease; the late request cannot store its answer", async () => {
     const lateToken = crypto.randomUUID();
     expect(await reserve("k-lease", T0, { token: lateToken })).toEqual({ kind: "reserved" });

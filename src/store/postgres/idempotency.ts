@@ -51,7 +51,7 @@ export class PostgresIdempotency {
         return again.length === 1 ? { kind: "reserved" } : { kind: "in_progress" };
       }
       const live = Number(row.expires_at) > input.now;
-      if (live && row.fingerprint !== input.fingerprint) return { kind: "mismatch" };
+      if (live && row.fingerprint !== input.fingerprint && row.fingerprint !== input.formerFingerprint) return { kind: "mismatch" };
       if (live && row.status !== null) return row.response === null ? { kind: "gone" } : { kind: "replay", answer: { status: row.status, body: row.response } };
       if (live && Number(row.leased_until) > input.now) return { kind: "in_progress" };
       // Expired, or its request never finished: taken over.

@@ -69,7 +69,7 @@ export class SqliteIdempotency {
       const s = this.statements();
       const row = s.row.get(input.contributorNo, input.key);
       const live = row !== null && row.expiresAt > input.now;
-      if (live && row.fingerprint !== input.fingerprint) return { kind: "mismatch" };
+      if (live && row.fingerprint !== input.fingerprint && row.fingerprint !== input.formerFingerprint) return { kind: "mismatch" };
       if (live && row.status !== null) return row.response === null ? { kind: "gone" } : { kind: "replay", answer: { status: row.status, body: row.response } };
       if (live && row.leasedUntil > input.now) return { kind: "in_progress" };
       s.claim.run(input.contributorNo, input.key, input.fingerprint, input.token, input.now, input.expiresAt, input.leasedUntil);
