@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { flagName, VERBS } from "../src/cli/verbs.ts";
 import { BINARY, call, startServer, tempDir, type RunningServer } from "./helpers/server.ts";
 
 let server: RunningServer;
@@ -346,6 +347,45 @@ describe("exit code 3: the server cannot be reached", () => {
   });
 });
 
+describe("a redirect is not followed; stderr names the base URL to use instead", () => {
+  let redirector: ReturnType<typeof Bun.serve>;
+  /** Where the redirector sends a request for `url`. */
+  let locationFor: (url: URL) => string;
+  beforeAll(() => {
+    redirector = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      fetch: (request) => new Response(null, { status: 301, headers: { location: locationFor(new URL(request.url)) } }),
+    });
+  });
+  afterAll(() => redirector.stop(true));
+  const via = (args: string[]) => cairn(args, { xdg: xdgA, env: { CAIRN_URL: `http://127.0.0.1:${redirector.port}` } });
+  const advised = (run: Run) => run.stderr.match(/give its base URL (\S+) with --url or CAIRN_URL/)?.[1];
+
+  test("a server moved whole: the base URL shown works with --url", async () => {
+    locationFor = (url) => `${server.url}${url.pathname}${url.search}`;
+    const run = await via(["my-posts", "--cursor", "c1.x"]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`the server redirects to ${server.url}/v1/me/posts?cursor=c1.x; not followed`);
+    expect(advised(run)).toBe(server.url);
+    const again = await cairn(["me", "--url", advised(run)!], { xdg: xdgA, env: { CAIRN_URL: "" } });
+    expect(again.code).toBe(0);
+  });
+
+  test("the request's path is taken off the Location, a prefix kept; else the Location's origin", async () => {
+    for (const [location, base] of [
+      ["https://elsewhere.example/v1/me", "https://elsewhere.example"],
+      ["https://elsewhere.example/cairn/v1/me", "https://elsewhere.example/cairn"],
+      ["https://login.example/sso?next=/v1/me", "https://login.example"],
+      ["/moved/v1/me", `http://127.0.0.1:${redirector.port}/moved`],
+    ]) {
+      locationFor = () => location;
+      const run = await via(["me"]);
+      expect({ location, code: run.code, base: advised(run) }).toEqual({ location, code: 1, base });
+    }
+  });
+});
+
 describe("a base URL given with /v1", () => {
   test("--url …/v1 and CAIRN_URL …/v1/ reach the same routes", async () => {
     for (const [args, env] of [
@@ -373,6 +413,8 @@ describe("exit code 2: usage errors, nothing sent, nothing on stdout", () => {
     ["post with --title only", ["post", "--title", "t"]],
     ["--json together with building flags", ["post", "--json", "{}", "--title", "t", "--body", "b"]],
     ["a --url that is not a URL", ["me", "--url", "not a url"]],
+    ["version with an argument", ["version", "extra"]],
+    ["version with a flag", ["version", "--url", "http://127.0.0.1:9"]],
   ];
   for (const [name, args] of cases) {
     test(name, async () => {
@@ -380,6 +422,26 @@ describe("exit code 2: usage errors, nothing sent, nothing on stdout", () => {
       expect(run.code).toBe(2);
       expect(run.stdout).toBe("");
       expect(run.stderr).toStartWith("cairn: ");
+    });
+  }
+
+  test("version with an argument says it takes none, not that the verb is unknown", async () => {
+    const run = await cairn(["version", "extra"]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toStartWith('cairn: version takes no arguments, got "extra"\nusage: cairn version\n');
+  });
+
+  for (const [field, value] of [["url", 5], ["api_key", 5], ["url", null], ["api_key", ["k"]]] as const) {
+    test(`a config file whose ${field} is ${JSON.stringify(value)}: names the file and the field`, async () => {
+      const xdg = scratch("cairn-cli-config-");
+      mkdirSync(join(xdg, "cairn"), { recursive: true });
+      writeFileSync(configFile(xdg), JSON.stringify({ [field]: value }));
+      // Without CAIRN_URL, as a user would run it: a url of 5 was ignored for the default URL (exit 3).
+      const run = await cairn(["me"], { xdg, env: { CAIRN_URL: "" } });
+      expect(run.code).toBe(2);
+      expect(run.stdout).toBe("");
+      expect(run.stderr).toContain(configFile(xdg));
+      expect(run.stderr).toContain(`"${field}" must be a string`);
     });
   }
 
@@ -414,6 +476,47 @@ describe("help and version", () => {
       expect(run.stderr).toBe("");
     });
   }
+
+  for (const verb of VERBS) {
+    test(`cairn ${verb.name} --help: its usage line and its Flags list name every flag it takes`, async () => {
+      const run = await cairn([verb.name, "--help"]);
+      const [usage] = run.stdout.split("\n");
+      const flags = run.stdout.slice(run.stdout.indexOf("\nFlags:\n"), run.stdout.indexOf("\nExample"));
+      for (const spec of Object.keys(verb.flags)) {
+        expect({ spec, usage: usage.includes(`--${flagName(spec)}`), listed: flags.includes(`  ${spec}  `) }).toEqual({ spec, usage: true, listed: true });
+      }
+      expect(usage).toEndWith(" [--url U]");
+    });
+  }
+
+  test("the flags the audit found missing from help: register --force; --json, --tags, --idempotency-key in usage lines", async () => {
+    const usage = async (verb: string) => (await cairn([verb, "--help"])).stdout.split("\n")[0];
+    expect((await cairn(["register", "--help"])).stdout).toMatch(/\n {2}--force +replace a key/);
+    expect(await usage("register")).toContain("--json JSON");
+    for (const flag of ["--tags A,B", "--json JSON", "--idempotency-key K", "--supersedes ID"]) expect(await usage("post")).toContain(flag);
+    for (const verb of ["comment", "vote"]) {
+      expect(await usage(verb)).toContain("--json JSON");
+      expect(await usage(verb)).toContain("--idempotency-key K");
+    }
+    expect(await usage("search")).toContain("--json JSON");
+  });
+
+  test("docs/cli.md's Flags table names every flag a verb takes", () => {
+    const docs = readFileSync(join(import.meta.dir, "../docs/cli.md"), "utf8");
+    const table = docs.slice(docs.indexOf("\n## Flags\n"), docs.indexOf("\n## ", docs.indexOf("\n## Flags\n") + 1));
+    const missing = [...new Set(VERBS.flatMap((verb) => Object.keys(verb.flags).map(flagName)))].filter((name) => !new RegExp(`\`--${name}[\` ]`).test(table));
+    expect(missing).toEqual([]);
+  });
+
+  test("cairn version --help is the verb's help, not the version", async () => {
+    for (const args of [["version", "--help"], ["help", "version"]]) {
+      const run = await cairn(args);
+      expect(run.code).toBe(0);
+      expect(run.stdout).toStartWith("usage: cairn version\n");
+      expect(run.stdout).toContain("Flags:");
+      expect(run.stdout).not.toContain("(commit ");
+    }
+  });
 
   test("cairn help <verb> is the verb's help", async () => {
     const run = await cairn(["help", "vote"]);

@@ -147,5 +147,8 @@ forEachEngine((engine) => {
       headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
     });
     expectError(huge, 413, "payload_too_large");
+    // A body within the character limit but over 64 KiB of UTF-8 makes the MCP message itself too large:
+    // the host's transport gets the 413 payload_too_large (the tool's description says the request is limited in bytes).
+    await expect(agent.callTool({ name: "cairn_post_note", arguments: { title: "Emoji body", body: "😀".repeat(20_000) } })).rejects.toThrow(/payload_too_large/);
   });
 });

@@ -69,8 +69,11 @@ describe("tools", () => {
     expect(props("cairn_search").query.maxLength).toBe(CLIENT_LIMITS.queryMax);
     expect(props("cairn_post_note").title.maxLength).toBe(CLIENT_LIMITS.titleMax);
     expect(props("cairn_post_note").body.maxLength).toBe(CLIENT_LIMITS.bodyMax);
-    expect(props("cairn_post_note").tags.maxItems).toBe(CLIENT_LIMITS.tagsMax);
-    expect(props("cairn_post_note").tags.items.maxLength).toBe(CLIENT_LIMITS.tagMax);
+    // A tag's limits hold after the server trims and lower-cases it, so the JSON Schema
+    // carries none that a host could apply to the raw text ("SQLite", " docker " are fine).
+    expect(props("cairn_post_note").tags.items).toMatchObject({ type: "string" });
+    for (const key of ["pattern", "maxLength"]) expect(props("cairn_post_note").tags.items[key]).toBeUndefined();
+    expect(props("cairn_post_note").tags.maxItems).toBeUndefined();
     expect(props("cairn_comment").body.maxLength).toBe(CLIENT_LIMITS.commentMax);
     expect(props("cairn_vote").vote.enum).toEqual(["up", "down", "none"]);
     expect(byName.cairn_post_note.description).toContain("409");
@@ -78,6 +81,9 @@ describe("tools", () => {
     expect(byName.cairn_post_note.description).toContain("already_superseded");
     expect(props("cairn_post_note").supersedes.type).toBe("string");
     expect(byName.cairn_search.description).toContain("only a query");
+    // The body limit counts characters, the request limit bytes: both descriptions say so.
+    for (const name of ["cairn_post_note", "cairn_comment"]) expect(byName[name].description).toContain("limited to 64 KiB of UTF-8");
+    expect(byName.cairn_post_note.description).toContain(`a body of ${CLIENT_LIMITS.bodyMax} characters outside ASCII`);
   });
 
   let noteId: string;
@@ -167,6 +173,37 @@ describe("tools", () => {
     expect([...emoji.title]).toHaveLength(200);
     const badId = await agent.callTool({ name: "cairn_get_note", arguments: { id: "not-a-uuid" } });
     expect(badId.isError).toBe(true);
+  });
+});
+
+describe("what the schema leaves to the server", () => {
+  test("tags in any case and with surrounding spaces are taken, as by the HTTP API; only the exact limits are the schema's", async () => {
+    const writer = await connect({ CAIRN_URL: server.url, CAIRN_API_KEY: (await register(server.url)).key });
+    const tool = (tags: string[]) => writer.callTool({ name: "cairn_post_note", arguments: { title: `Tags ${tags.length} ${Date.now()}`, body: "Tag case.", tags } });
+    // Nine entries but eight distinct tags once trimmed and lower-cased: the server takes them, so the schema does.
+    const note = ok(await tool(["UPPER", " Docker ", "docker", "SQLite", "a", "b", "c", "d", "e"]));
+    expect(note.tags).toEqual(["upper", "docker", "sqlite", "a", "b", "c", "d", "e"]);
+    // Exactly the server's limits, counted as it counts: nine distinct tags, 33 characters after trimming.
+    const nine = await tool(["a", "b", "c", "d", "e", "f", "g", "h", "i"]);
+    expect(nine.isError).toBe(true);
+    expect(textOf(nine)).toContain("at most 8 distinct tags");
+    const long = await tool([` ${"x".repeat(CLIENT_LIMITS.tagMax + 1)} `]);
+    expect(long.isError).toBe(true);
+    expect(textOf(long)).toContain(`1 to ${CLIENT_LIMITS.tagMax} characters`);
+    expect(ok(await tool([` ${"Y".repeat(CLIENT_LIMITS.tagMax)} `])).tags).toEqual(["y".repeat(CLIENT_LIMITS.tagMax)]);
+    // Which characters a tag may hold is the server's to judge: its 400, as a tool error.
+    const spaced = await tool(["two words"]);
+    expect(spaced.isError).toBe(true);
+    expect(JSON.parse(textOf(spaced)).error.code).toBe("invalid_request");
+  });
+
+  test("a body within the character limit but over 64 KiB of UTF-8: the server's 413 as a tool error with the next step", async () => {
+    const writer = await connect({ CAIRN_URL: server.url, CAIRN_API_KEY: (await register(server.url)).key });
+    const result = await writer.callTool({ name: "cairn_post_note", arguments: { title: "Emoji body", body: "😀".repeat(CLIENT_LIMITS.bodyMax) } });
+    expect(result.isError).toBe(true);
+    const [json, hint] = textOf(result).split("\n");
+    expect(JSON.parse(json).error.code).toBe("payload_too_large");
+    expect(hint).toContain("64 KiB of UTF-8");
   });
 });
 

@@ -4,7 +4,11 @@ import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 
 export type Env = Record<string, string | undefined>;
-export type ConfigFile = Record<string, unknown>;
+/** The fields the client reads; other keys are kept as they are. */
+export type ConfigFile = { url?: string; api_key?: string } & Record<string, unknown>;
+
+/** The fields the client reads, each a string when present. */
+const STRING_FIELDS = ["url", "api_key"] as const;
 
 /** A config file that exists but cannot be used: exit code 2, like a usage error. */
 export class ConfigError extends Error {}
@@ -31,6 +35,12 @@ export function readConfig(path: string): ConfigFile {
   }
   if (data === null || typeof data !== "object" || Array.isArray(data)) {
     throw new ConfigError(`${path} must hold a JSON object: fix or remove it`);
+  }
+  for (const field of STRING_FIELDS) {
+    const value = (data as Record<string, unknown>)[field];
+    if (value !== undefined && typeof value !== "string") {
+      throw new ConfigError(`${path}: "${field}" must be a string, not ${value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`}: fix or remove it`);
+    }
   }
   return data as ConfigFile;
 }

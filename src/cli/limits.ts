@@ -10,6 +10,6 @@ export const CLIENT_LIMITS = {
   tagMax: 32,
   commentMax: 5_000,
   queryMax: 500,
+  /** A whole request body, in bytes of UTF-8 (the MCP message itself over /v1/mcp). */
+  requestBytes: 64 * 1024,
 } as const;
-
-export const CLIENT_TAG_PATTERN = /^[a-z0-9][a-z0-9._+#-]*$/;

@@ -3,14 +3,14 @@
 import { parseArgs, UsageError } from "./args.ts";
 import { ConfigError, configPath, readConfig, saveConfig, type ConfigFile, type Env } from "./config.ts";
 import { send, UnreachableError } from "./http.ts";
-import { DEFAULT_TIMEOUT_MS, DEFAULT_URL, resolveKey, resolveTarget, timeoutMs, unreachableHint } from "./target.ts";
-import { flagName, GLOBAL_FLAGS, VERBS, type Input, type Verb } from "./verbs.ts";
+import { DEFAULT_TIMEOUT_MS, DEFAULT_URL, redirectBase, resolveKey, resolveTarget, timeoutMs, unreachableHint } from "./target.ts";
+import { flagName, GLOBAL_FLAGS, sendsRequest, takesValue, URL_FLAG, VERBS, VERSION_VERB, verbNamed, type Input, type VerbHelp } from "./verbs.ts";
 import { VERSION, versionLine } from "./version.ts";
 
-const VALUE_FLAGS = new Set(["url", ...VERBS.flatMap((verb) => Object.keys(verb.flags).map(flagName))]);
-/** Switches only some verbs take, by verb. */
-const VERB_SWITCHES: Record<string, string[]> = { register: ["force"] };
-const SWITCHES = new Set(["help", "version", ...Object.values(VERB_SWITCHES).flat()]);
+// Every verb's flags come from its own `flags` (verbs.ts); the parser knows them all, each verb's check only its own.
+const VERB_FLAGS = VERBS.flatMap((verb) => Object.keys(verb.flags));
+const VALUE_FLAGS = new Set(["url", ...VERB_FLAGS.filter(takesValue).map(flagName)]);
+const SWITCHES = new Set(["help", "version", ...VERB_FLAGS.filter((spec) => !takesValue(spec)).map(flagName)]);
 
 async function write(stream: "stdout" | "stderr", data: string | Uint8Array): Promise<void> {
   try {
@@ -42,11 +42,17 @@ function wrap(text: string, width = 80): string {
   return [...lines, line].join("\n");
 }
 
-const usageLine = (verb: Verb) => `usage: cairn ${verb.name}${verb.usage ? ` ${verb.usage}` : ""} [--url U]`;
+/** The verb's usage line: its `usage` (or `args`), every flag it leaves out as [--flag X], then [--url U] when it sends a request. */
+function usageLine(verb: VerbHelp): string {
+  const form = verb.usage ?? verb.args;
+  const named = (spec: string) => new RegExp(`--${flagName(spec)}(?![\\w-])`).test(form);
+  const rest = Object.keys(verb.flags).filter((spec) => !named(spec)).map((spec) => `[${spec}]`);
+  return ["usage: cairn", verb.name, form, ...rest, ...(verb.sends ? ["[--url U]"] : [])].filter(Boolean).join(" ");
+}
 
 function overallHelp(env: Env): string {
   // The overview shows positional arguments only; each verb's own help shows its flags.
-  const verbs = Object.fromEntries(VERBS.map((verb) => [`${verb.name} ${verb.usage.split(/ ?[-([]/)[0]}`.trim(), verb.summary]));
+  const verbs = Object.fromEntries(VERBS.map((verb) => [`${verb.name} ${verb.args}`.trim(), verb.summary]));
   return `cairn ${VERSION}: command-line client for a Cairn notes server
 
 usage: cairn <verb> [arguments] [flags]
@@ -58,13 +64,13 @@ ${table(verbs)}
 Other verbs:
 ${table({
   mcp: "serve the API to an agent host as MCP tools over stdio (docs/mcp.md; hosts that take a URL use <server>/v1/mcp)",
-  version: "print the version and build commit",
+  version: VERSION_VERB.summary,
   serve: "run the Cairn server (same binary)",
   "admin …": "operator commands (run `cairn admin --help`)",
 })}
 
 Flags (before or after arguments; --flag value or --flag=value; -- ends flags):
-${table({ ...GLOBAL_FLAGS, "--json JSON": "a request body, sent unchanged (verbs that send one)" })}
+${table({ ...URL_FLAG, ...GLOBAL_FLAGS, "--json JSON": "a request body, sent unchanged (verbs that send one)" })}
 
 Request bodies given with --json or on stdin are forwarded byte for byte, so fields
 this client does not know still reach the server.
@@ -93,12 +99,13 @@ ${table({
 `;
 }
 
-function verbHelp(verb: Verb): string {
-  const flags = table({ ...verb.flags, ...GLOBAL_FLAGS });
+function verbHelp(verb: VerbHelp): string {
+  const flags = table({ ...verb.flags, ...(verb.sends ? URL_FLAG : {}), ...GLOBAL_FLAGS });
+  const auth = sendsRequest(verb) && verb.auth;
   return `${usageLine(verb)}
 
 ${verb.summary[0].toUpperCase()}${verb.summary.slice(1)}.
-Sends: ${verb.sends}${verb.auth ? " with the API key" : ""}
+Sends: ${verb.sends ?? "nothing (no request)"}${auth ? " with the API key" : ""}
 ${verb.details ? `${wrap(verb.details)}\n` : ""}
 Flags:
 ${flags}
@@ -111,7 +118,8 @@ ${verb.examples.map((example) => `  ${example}`).join("\n")}
 async function run(argv: string[], env: Env): Promise<number> {
   const parsed = parseArgs(argv, VALUE_FLAGS, SWITCHES);
   const [name, ...args] = parsed.positionals;
-  if (parsed.switches.has("version") || (name === "version" && args.length === 0)) {
+  // --version wins anywhere, except that `cairn version --help` is the verb's help.
+  if (parsed.switches.has("version") && !(name === VERSION_VERB.name && parsed.switches.has("help"))) {
     await write("stdout", versionLine());
     return 0;
   }
@@ -124,12 +132,12 @@ async function run(argv: string[], env: Env): Promise<number> {
     return 2;
   }
   if (name === "help") {
-    const verb = VERBS.find((candidate) => candidate.name === args[0]);
+    const verb = verbNamed(args[0]);
     if (args.length > 1 || (args.length === 1 && !verb)) throw new UsageError(`no help for "${args.join(" ")}"; run \`cairn help\``);
     await write("stdout", verb ? verbHelp(verb) : overallHelp(env));
     return 0;
   }
-  const verb = VERBS.find((candidate) => candidate.name === name);
+  const verb = verbNamed(name);
   if (!verb) {
     if (name === "serve" || name === "admin") throw new UsageError(`"${name}" must come first: cairn ${name} …`);
     throw new UsageError(`unknown verb "${name}"`);
@@ -139,16 +147,20 @@ async function run(argv: string[], env: Env): Promise<number> {
     return 0;
   }
 
-  const allowed = new Set(["url", ...Object.keys(verb.flags).map(flagName)]);
-  for (const flag of parsed.values.keys()) {
+  const allowed = new Set(["help", ...(verb.sends ? ["url"] : []), ...Object.keys(verb.flags).map(flagName)]);
+  for (const flag of [...parsed.values.keys(), ...parsed.switches]) {
     if (!allowed.has(flag)) throw new UsageError(`${verb.name} does not take --${flag}`, verb.name);
-  }
-  for (const flag of parsed.switches) {
-    if (flag !== "help" && !(VERB_SWITCHES[verb.name] ?? []).includes(flag)) throw new UsageError(`${verb.name} does not take --${flag}`, verb.name);
   }
   const [min, max] = verb.arity;
   if (args.length < min) throw new UsageError("missing argument", verb.name);
-  if (args.length > max) throw new UsageError(`unexpected argument "${args[max]}"`, verb.name);
+  if (args.length > max) {
+    throw new UsageError(max === 0 ? `${verb.name} takes no arguments, got "${args[0]}"` : `unexpected argument "${args[max]}"`, verb.name);
+  }
+  if (!sendsRequest(verb)) {
+    // `cairn version`: nothing to send.
+    await write("stdout", versionLine());
+    return 0;
+  }
   const input: Input = {
     verb: verb.name,
     args,
@@ -173,7 +185,7 @@ async function run(argv: string[], env: Env): Promise<number> {
     // so must a saved key: replacing it would orphan the notes written with it
     // (only their author's key can delete them).
     const saved = config().api_key;
-    if (typeof saved === "string" && saved.trim() && !parsed.switches.has("force")) {
+    if (saved?.trim() && !parsed.switches.has("force")) {
       throw new UsageError(
         `${path} already holds an API key; registering again would replace it, and the notes written with it could no longer be deleted. ` +
           "Keep it (nothing to do), use another XDG_CONFIG_HOME, or add --force to replace it (save the old key first)",
@@ -195,7 +207,11 @@ async function run(argv: string[], env: Env): Promise<number> {
   await write("stdout", out);
 
   if (response.status >= 300 && response.status < 400 && response.location) {
-    await say(`the server redirects to ${response.location}; not followed: use that address with --url or CAIRN_URL`);
+    const moved = redirectBase(response.location, base, request.path);
+    await say(
+      `the server redirects to ${response.location}; not followed` +
+        (moved ? `. To use that server, give its base URL ${moved} with --url or CAIRN_URL` : ""),
+    );
   }
   const ok = response.status >= 200 && response.status < 300;
   if (ok && verb.name === "register") return saveKey(path, base, response.body);
@@ -257,7 +273,7 @@ export async function runCli(argv: string[], env: Env = process.env): Promise<nu
     return await run(argv, env);
   } catch (error) {
     if (error instanceof UsageError) {
-      const verb = VERBS.find((candidate) => candidate.name === error.verb);
+      const verb = verbNamed(error.verb);
       const hint = verb ? `${usageLine(verb)}\nrun \`cairn ${verb.name} --help\` for details` : "run `cairn --help` for usage";
       await write("stderr", `cairn: ${error.message}\n${hint}\n`);
       return 2;

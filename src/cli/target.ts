@@ -21,7 +21,7 @@ export function resolveTarget(flag: string | undefined, env: Env, config: () => 
       ? [flag, "--url"]
       : env.CAIRN_URL?.trim()
         ? [env.CAIRN_URL.trim(), "CAIRN_URL"]
-        : typeof fromConfig === "string" && fromConfig.trim()
+        : fromConfig?.trim()
           ? [fromConfig.trim(), "the config file's url"]
           : [DEFAULT_URL, "the default"];
   let url: URL;
@@ -36,10 +36,31 @@ export function resolveTarget(flag: string | undefined, env: Env, config: () => 
   return { base: raw.replace(/\/+$/, "").replace(/\/v1$/, ""), source };
 }
 
+/**
+ * The base URL a redirect points to, for the message that shows it (it is
+ * never followed): the Location, read against the request's URL, less the
+ * request's own path (and so its query) when its path ends with it, e.g.
+ * https://elsewhere.example for https://elsewhere.example/v1/me; else the
+ * Location's origin. Undefined when the Location is not an http(s) URL.
+ */
+export function redirectBase(location: string, base: string, path: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(location, base + path);
+  } catch {
+    return undefined;
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") return undefined;
+  // The request's path as URL writes a path (percent-encoding included), without its query.
+  const sent = new URL(path, url).pathname;
+  const prefix = url.pathname.endsWith(sent) ? url.pathname.slice(0, -sent.length) : "";
+  return url.origin + prefix.replace(/\/+$/, "");
+}
+
 /** CAIRN_API_KEY, else the config file's api_key; undefined when neither is set. */
 export function resolveKey(env: Env, config: () => ConfigFile): string | undefined {
   const stored = config().api_key;
-  return env.CAIRN_API_KEY?.trim() || (typeof stored === "string" && stored.trim() ? stored.trim() : undefined);
+  return env.CAIRN_API_KEY?.trim() || stored?.trim() || undefined;
 }
 
 export function timeoutMs(env: Env): number {

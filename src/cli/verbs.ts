@@ -15,23 +15,38 @@ export interface Input {
   all(flag: string): string[];
 }
 
-export interface Verb {
+/** What the help, the usage line and the argument checks know of a verb. */
+export interface VerbHelp {
   name: string;
-  /** Arguments as shown in the usage line. */
-  usage: string;
+  /** Positional arguments, as shown in the overall help. */
+  args: string;
+  /**
+   * The usage line after the verb, when it says more than `args` (flags that
+   * are required or alternatives). A flag of `flags` it leaves out is added
+   * as [--flag X], so the usage line always names every flag.
+   */
+  usage?: string;
   /** One line for the overall help. */
   summary: string;
-  /** The request it makes, for its help. */
-  sends: string;
+  /** The request it makes, for its help; undefined when it makes none (and so takes no --url). */
+  sends?: string;
   /** Longer explanation for its help (wrapped when shown). */
   details?: string;
-  /** Verb-specific flags (besides --url and --help) and their help. */
+  /**
+   * The verb's own flags (besides --url and --help) and their help: the one
+   * list the parser, the checks, the usage line and the help are made from.
+   * "--name X" takes a value, "--name" alone is a switch.
+   */
   flags: Record<string, string>;
   examples: string[];
-  /** Whether the key is sent. */
-  auth: boolean;
   /** Allowed number of positional arguments: [min, max]. */
   arity: [number, number];
+}
+
+export interface Verb extends VerbHelp {
+  sends: string;
+  /** Whether the key is sent. */
+  auth: boolean;
   build(input: Input): Promise<ApiRequest>;
 }
 
@@ -89,7 +104,8 @@ function withIdempotencyKey(build: (input: Input) => Promise<ApiRequest>) {
 export const VERBS: Verb[] = [
   {
     name: "register",
-    usage: "<email>",
+    args: "<email>",
+    usage: "(<email> | --json JSON) [--force]",
     summary: "get an API key and save it in the config file",
     sends: 'POST /v1/register {"email": <email>} (no key sent)',
     details:
@@ -97,7 +113,7 @@ export const VERBS: Verb[] = [
       "key are written to the config file (mode 0600). When the file already holds a key, nothing is sent " +
       "unless --force is given: the new key would replace it, and notes written with the old key could no longer be deleted. " +
       "Instead of <email>, a whole body may be given with --json or on stdin.",
-    flags: { [JSON_FLAG]: JSON_HELP },
+    flags: { [JSON_FLAG]: JSON_HELP, "--force": "replace a key already saved in the config file (save the old key first)" },
     examples: [
       "cairn register me@example.com",
       "cairn --url https://cairn.example.com register me@example.com",
@@ -114,7 +130,7 @@ export const VERBS: Verb[] = [
   },
   {
     name: "me",
-    usage: "",
+    args: "",
     summary: "show your contributor number, note count and search status",
     sends: "GET /v1/me",
     flags: {},
@@ -127,7 +143,8 @@ export const VERBS: Verb[] = [
   },
   {
     name: "post",
-    usage: "--title T (--body B | --body-file F) [--tag X]... [--supersedes ID]",
+    args: "",
+    usage: "(--title T (--body B | --body-file F) [--tag X]... [--tags A,B] [--supersedes ID] | --json JSON) [--idempotency-key K]",
     summary: "create a note (optionally replacing one of yours)",
     sends: 'POST /v1/posts {"title", "body", "tags"?, "supersedes"?}',
     details:
@@ -174,7 +191,7 @@ export const VERBS: Verb[] = [
   },
   {
     name: "get",
-    usage: "<id>",
+    args: "<id>",
     summary: "read a note in full",
     sends: "GET /v1/posts/<id>",
     flags: {},
@@ -187,7 +204,7 @@ export const VERBS: Verb[] = [
   },
   {
     name: "comments",
-    usage: "<id>",
+    args: "<id>",
     summary: "read a note's comments, oldest first",
     sends: "GET /v1/posts/<id>/comments",
     flags: {},
@@ -200,7 +217,8 @@ export const VERBS: Verb[] = [
   },
   {
     name: "comment",
-    usage: "<id> (--body B | --body-file F)",
+    args: "<id>",
+    usage: "<id> (--body B | --body-file F | --json JSON) [--idempotency-key K]",
     summary: "comment on a note",
     sends: 'POST /v1/posts/<id>/comments {"body"}',
     details: `With --body or --body-file the client builds the body; otherwise ${WHOLE_BODY}`,
@@ -224,7 +242,8 @@ export const VERBS: Verb[] = [
   },
   {
     name: "vote",
-    usage: "<id> up|down|none",
+    args: "<id> up|down|none",
+    usage: "<id> (up|down|none | --json JSON) [--idempotency-key K]",
     summary: "vote on someone else's note (none withdraws your vote)",
     sends: 'POST /v1/posts/<id>/vote {"vote": "up"|"down"|"none"}',
     details: `Without a direction, ${WHOLE_BODY}`,
@@ -243,7 +262,7 @@ export const VERBS: Verb[] = [
   },
   {
     name: "delete",
-    usage: "<id>",
+    args: "<id>",
     summary: "delete one of your notes, with its comments and votes",
     sends: "DELETE /v1/posts/<id>",
     flags: {},
@@ -256,7 +275,8 @@ export const VERBS: Verb[] = [
   },
   {
     name: "search",
-    usage: "<words…>",
+    args: "<words…>",
+    usage: "(<words…> | --json JSON)",
     summary: "search notes (the server decides how many results)",
     sends: 'POST /v1/search {"query": <words joined by one space>}',
     details:
@@ -275,6 +295,7 @@ export const VERBS: Verb[] = [
   },
   {
     name: "my-posts",
+    args: "",
     usage: "[--cursor C]",
     summary: "list your notes, newest first, 50 a page",
     sends: "GET /v1/me/posts[?cursor=C]",
@@ -292,7 +313,7 @@ export const VERBS: Verb[] = [
   },
   {
     name: "rotate-key",
-    usage: "",
+    args: "",
     summary: "replace your API key with a new one and save it in the config file",
     sends: "POST /v1/me/key",
     details:
@@ -310,7 +331,7 @@ export const VERBS: Verb[] = [
   },
   {
     name: "public",
-    usage: "<id>",
+    args: "<id>",
     summary: "read a note through the public route (no key sent)",
     sends: "GET /v1/public/posts/<id> (no key sent)",
     flags: {},
@@ -323,13 +344,35 @@ export const VERBS: Verb[] = [
   },
 ];
 
+/** `cairn version`: makes no request; a verb for its help, usage line and argument checks. */
+export const VERSION_VERB: VerbHelp = {
+  name: "version",
+  args: "",
+  summary: "print the version and the commit the binary was built from",
+  flags: {},
+  examples: ["cairn version"],
+  arity: [0, 0],
+};
+
+/** The verb called `name`, for help and usage: a client verb or `version`. */
+export const verbNamed = (name: string | undefined): VerbHelp | undefined =>
+  name === VERSION_VERB.name ? VERSION_VERB : VERBS.find((verb) => verb.name === name);
+
+export const sendsRequest = (verb: VerbHelp): verb is Verb => "build" in verb;
+
+/** The flag every verb that sends a request takes. */
+export const URL_FLAG: Record<string, string> = { "--url U": "the server's base URL (else CAIRN_URL, else the config file)" };
+
 /** Flags every verb takes. */
 export const GLOBAL_FLAGS: Record<string, string> = {
-  "--url U": "the server's base URL (else CAIRN_URL, else the config file)",
   "--help, -h": "show help",
   "--version": "show the client's version and build commit (also `cairn version`)",
 };
 
+/** A flag's name in its help spec: "--title T" → "title". */
 export function flagName(spec: string): string {
   return spec.split(/[ ,]/)[0].slice(2);
 }
+
+/** Whether a flag's help spec shows a value: "--title T" does, the switch "--force" does not. */
+export const takesValue = (spec: string) => /^--[\w-]+ /.test(spec);

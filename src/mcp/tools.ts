@@ -7,7 +7,7 @@
 import { ResourceTemplate, type McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import { CLIENT_LIMITS as L, CLIENT_TAG_PATTERN } from "../cli/limits.ts";
+import { CLIENT_LIMITS as L } from "../cli/limits.ts";
 
 export interface ApiCall {
   method: "GET" | "POST" | "DELETE";
@@ -48,6 +48,18 @@ const text = (max: number, what: string) =>
     .refine((value) => chars(value) >= 1 && chars(value) <= max, { message: `${what} must be 1 to ${max} characters after trimming` })
     .meta({ minLength: 1, maxLength: max });
 
+/**
+ * A tag as the server reads it: trimmed, then lower-cased. Only what follows
+ * exactly from that is checked here (its length, how many distinct tags);
+ * which characters a tag may hold is the server's to judge.
+ */
+const serverTag = (tag: string) => tag.trim().toLowerCase();
+
+/** The whole request is limited in bytes, not characters: a character outside ASCII takes 2 to 4 bytes. */
+const requestLimit = (example?: string) =>
+  `The whole request is limited to ${L.requestBytes / 1024} KiB of UTF-8${example ? `, so ${example} may be refused` : ""}: ` +
+  "payload_too_large (413), nothing stored.";
+
 const noteId = z
   .string()
   .regex(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, "a note id is a UUID")
@@ -66,6 +78,8 @@ function nextStep(status: number, body: string, retryAfter: string | null, api: 
         return "Nothing was stored: the note in `supersedes` was replaced already by the note whose id is error.post_id. Supersede that note instead.";
       }
       return "Nothing was stored: this note repeats your latest one, whose id is error.post_id. Do not retry; use that id.";
+    case 413:
+      return `Nothing was stored: the request is over ${L.requestBytes / 1024} KiB of UTF-8 (a character outside ASCII takes 2 to 4 bytes). Shorten the text and send again.`;
     case 422:
       if (body.includes('"secret_detected"')) {
         return "Nothing was stored: error.field holds what looks like a credential (error.kind). Remove it, post again, and if it was real, tell the user to rotate it.";
@@ -155,7 +169,8 @@ export function registerCairnTools(server: McpServer, api: CairnApi): void {
       title: "Write a note",
       description:
         "Shares a short note with every agent and person on this instance: something learned that others will need (a fix, a pitfall, " +
-        `a fact). Search first to avoid repeats. Title 1 to ${L.titleMax} characters, body 1 to ${L.bodyMax}, at most ${L.tagsMax} tags. ` +
+        `a fact). Search first to avoid repeats. Title 1 to ${L.titleMax} characters, body 1 to ${L.bodyMax}, at most ${L.tagsMax} distinct tags (any case: the server lower-cases them). ` +
+        `${requestLimit(`a body of ${L.bodyMax} characters outside ASCII (emoji take 4 bytes each)`)} ` +
         "Returns the stored note with its id, and `similar`: up to 3 existing notes that look like the same knowledge (id, title, " +
         "contributor_no, score, created_at); read them, and comment on or vote for one of them when your note repeats it. " +
         "A duplicate_post error (409) means it repeats your latest note: nothing was stored, " +
@@ -173,13 +188,19 @@ export function registerCairnTools(server: McpServer, api: CairnApi): void {
           .array(
             z
               .string()
-              .max(L.tagMax)
-              .regex(CLIENT_TAG_PATTERN, "a tag holds only a-z, 0-9 and . _ + # - and starts with a letter or digit")
-              .describe(`A tag, lower case, 1 to ${L.tagMax} characters.`),
+              .refine((tag) => chars(serverTag(tag)) >= 1 && chars(serverTag(tag)) <= L.tagMax, {
+                message: `a tag must be 1 to ${L.tagMax} characters after trimming`,
+              })
+              .describe(
+                `A tag, 1 to ${L.tagMax} characters of a-z, 0-9 and . _ + # -, starting with a letter or digit. ` +
+                  'The server trims and lower-cases it ("SQLite" is stored as "sqlite") and refuses other characters.',
+              ),
           )
-          .max(L.tagsMax)
+          .refine((tags) => new Set(tags.map(serverTag)).size <= L.tagsMax, {
+            message: `at most ${L.tagsMax} distinct tags (after trimming and lower-casing)`,
+          })
           .optional()
-          .describe(`Up to ${L.tagsMax} tags such as "sqlite" or "docker".`),
+          .describe(`Up to ${L.tagsMax} tags such as "sqlite" or "docker"; the same tag twice (in any case) counts once and is stored once.`),
         supersedes: noteId
           .optional()
           .describe("Optional: the id of one of your own notes that this note replaces (it leaves search; it stays readable by id)."),
@@ -198,7 +219,7 @@ export function registerCairnTools(server: McpServer, api: CairnApi): void {
     {
       title: "Comment on a note",
       description:
-        `Adds a comment (1 to ${L.commentMax} characters) to a note: a correction, a confirmation, a caveat. Returns the comment and the ` +
+        `Adds a comment (1 to ${L.commentMax} characters) to a note: a correction, a confirmation, a caveat. ${requestLimit()} Returns the comment and the ` +
         "note's fresh comment_count. secret_detected (422) means the comment holds a credential: nothing was stored; remove it and post again. " +
         "rate_limited (429) means too many comments this hour.",
       inputSchema: { id: noteId, body: text(L.commentMax, "body").describe("The comment's text.") },
