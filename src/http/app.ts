@@ -300,7 +300,7 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
     })
     .onError(({ error, code, request, path, route, set }) => {
       const meta = metaOf(request, set);
-      const response = errorFor(error, code, request, path, meta.id);
+      const response = errorFor(error, code, request, path, route || "(no route)", meta.id);
       logRequest(request, meta, route, response.status);
       return response;
     })
@@ -379,22 +379,26 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
     .use(keyed);
   handleInternally = (request) => app.handle(request);
 
-  function errorFor(error: unknown, code: unknown, request: Request, path: string, requestId: string): Response {
+  /** `route` (the pattern, never the URL: no note id) is what the log says; `path` what the messages judge. */
+  function errorFor(error: unknown, code: unknown, request: Request, path: string, route: string, requestId: string): Response {
     if (error instanceof AppError) return errorResponse(error);
     if (code === "NOT_FOUND") return errorResponse(routeNotFound());
     if (error instanceof ValidationError && error.type !== "response") {
       return errorResponse(validationToAppError(error, path));
     }
     if (code === "PARSE") {
-      // Elysia wraps what the body reader throws (413, 415, bad JSON) in a ParseError.
+      // Elysia wraps what onParse throws in a ParseError: the body reader's 413, 415 and bad JSON,
+      // and the key check's 401, or its storage failure (judged below as itself).
       const cause = (error as Error).cause;
-      return errorResponse(cause instanceof AppError ? cause : invalid("The request body is not valid JSON."));
+      if (cause instanceof AppError) return errorResponse(cause);
+      if (cause === undefined) return errorResponse(invalid("The request body is not valid JSON."));
+      error = cause;
     }
     if (store.isUnavailable(error)) {
-      log.warn("storage unavailable", { method: request.method, path, error: String((error as Error)?.message ?? error) });
+      log.warn("storage unavailable", { requestId, method: request.method, route, error: String((error as Error)?.message ?? error) });
       return errorResponse(new AppError("unavailable", "Storage is busy or unreachable; retry shortly."));
     }
-    log.error("request failed", { requestId, method: request.method, path, error: String((error as Error)?.stack ?? error) });
+    log.error("request failed", { requestId, method: request.method, route, error: String((error as Error)?.stack ?? error) });
     return errorResponse(internalError(requestId));
   }
 

@@ -74,6 +74,8 @@ export async function transaction<T>(
 const UNAVAILABLE_SQLSTATES = /^(08|53|57|40)/;
 const UNAVAILABLE_CODES = new Set([
   "ERR_POSTGRES_CONNECTION_CLOSED",
+  "ERR_POSTGRES_CONNECTION_FAILED",
+  "ERR_POSTGRES_CONNECTION_REFUSED",
   "ERR_POSTGRES_CONNECTION_TIMEOUT",
   "ERR_POSTGRES_IDLE_TIMEOUT",
   "ERR_POSTGRES_LIFETIME_TIMEOUT",
@@ -84,8 +86,11 @@ const UNAVAILABLE_CODES = new Set([
   "ConnectionClosed",
 ]);
 
+/** True for an error (or one it wraps, as Drizzle's query errors do) that says the database cannot answer now. */
 export function isUnavailableError(error: unknown): boolean {
-  const e = error as { code?: unknown; errno?: unknown };
-  if (typeof e?.errno === "string" && UNAVAILABLE_SQLSTATES.test(e.errno)) return true;
-  return typeof e?.code === "string" && UNAVAILABLE_CODES.has(e.code);
+  for (let e = error as { code?: unknown; errno?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
+    if (typeof e.errno === "string" && UNAVAILABLE_SQLSTATES.test(e.errno)) return true;
+    if (typeof e.code === "string" && UNAVAILABLE_CODES.has(e.code)) return true;
+  }
+  return false;
 }
