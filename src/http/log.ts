@@ -35,7 +35,28 @@ const PLAIN = /^[\w./:() -]*$/;
 /** A JSON string; request ids, methods and route patterns are plain, so they skip the escaper. */
 const quoted = (text: string) => (PLAIN.test(text) ? `"${text}"` : JSON.stringify(text));
 
-export function createLogger(level: Level | "silent", write: (text: string) => void = (text) => process.stdout.write(text)): Logger {
+/**
+ * Writes to stdout until it fails. A closed pipe (`cairn serve | tee …` whose
+ * reader went away, a log relay restarting) must not take the server down:
+ * the write's EPIPE is caught, and lines are dropped from then on (they have
+ * nowhere to go; docs/operations.md, "Logs").
+ */
+function stdoutWriter(): (text: string) => void {
+  let closed = false;
+  process.stdout.on("error", () => {
+    closed = true;
+  });
+  return (text) => {
+    if (closed) return;
+    try {
+      process.stdout.write(text);
+    } catch {
+      closed = true;
+    }
+  };
+}
+
+export function createLogger(level: Level | "silent", write: (text: string) => void = stdoutWriter()): Logger {
   let buffer = "";
   let timer: ReturnType<typeof setTimeout> | null = null;
   const flush = () => {

@@ -51,6 +51,26 @@ describe("cairn serve", () => {
     expect(me.map((res) => res.status)).toEqual(Array(10).fill(200));
   });
 
+  test("the reader of its log going away (a closed stdout pipe) does not stop the server", async () => {
+    const proc = Bun.spawn([BINARY, "serve"], { env: { ...process.env, HOST: "127.0.0.1", PORT: "0", DATA_DIR: scratch() }, stdout: "pipe", stderr: "pipe" });
+    try {
+      const reader = proc.stdout.getReader();
+      let text = "";
+      while (!text.includes('"listening"')) text += new TextDecoder().decode((await reader.read()).value);
+      const url = JSON.parse(text.split("\n").find((line) => line.includes('"listening"'))!).url as string;
+      await reader.cancel();
+      // Each request writes a log line (flushed within 100 ms) into the closed pipe.
+      for (let i = 0; i < 5; i++) {
+        expect((await call(url, "GET", "/v1/healthz")).status).toBe(200);
+        await Bun.sleep(150);
+      }
+      expect(proc.exitCode).toBeNull();
+    } finally {
+      proc.kill();
+      await proc.exited;
+    }
+  });
+
   test("a data directory that cannot be created: exit 1 and what to do", async () => {
     const file = join(scratch(), "a-file");
     writeFileSync(file, "not a directory");

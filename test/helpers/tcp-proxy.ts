@@ -65,7 +65,9 @@ export class TcpProxy {
                 open.delete(upstream);
                 pair.client.end();
               },
-              error: (upstream) => upstream.end(),
+              error(upstream) {
+                upstream.end();
+              },
             },
           }).catch(() => client.end());
         },
@@ -75,7 +77,9 @@ export class TcpProxy {
           open.delete(client);
           client.data.upstream?.end();
         },
-        error: (client) => client.end(),
+        error(client) {
+          client.end();
+        },
       },
     });
     this.port = this.listener.port;
