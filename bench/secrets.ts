@@ -1,4 +1,4 @@
-// The secret scan measured (docs/search-quality.md, "Secrets refused"):
+// The secret scan measured (docs/secrets.md, "Measured"):
 // recall on generated credentials in realistic surroundings, false positives
 // on every note of the public webmasters collection, and the scan's cost.
 //   bun bench/secrets.ts [--seed 21] [--per-kind 4] [--list]
@@ -68,8 +68,38 @@ const KINDS: { kind: string; make: () => string; variable: string }[] = [
   { kind: "mysql_connection_string", variable: "MYSQL_URL", make: () => `mysql://${word()}:${password()}@mysql.${word()}.svc:3306/${word()}` },
   { kind: "mongodb_connection_string", variable: "MONGO_URI", make: () => `mongodb+srv://${word()}:${password()}@cluster0.${draw(LOWER + DIGITS, 5)}.mongodb.net/${word()}` },
   { kind: "connection_string_password", variable: "REDIS_URL", make: () => `redis://default:${password()}@redis-${word()}:6379/0` },
+  // The same kind in the shapes the 2026-11-27 audit found passing: no user name, and the password in the query.
+  { kind: "connection_string_password (no user)", variable: "REDIS_URL", make: () => `redis://:${password()}@redis.${word()}.prod-corp.net:6379/0` },
+  {
+    kind: "connection_string_password (query)",
+    variable: "JDBC_URL",
+    make: () =>
+      pick([
+        () => `jdbc:postgresql://db.${word()}.prod-corp.net:5432/${word()}?user=${word()}&password=${password()}`,
+        () => `postgres://${word()}@db.${word()}.prod-corp.net/${word()}?sslmode=require&password=${password()}`,
+        () => `jdbc:sqlserver://sql.${word()}.prod-corp.net:1433;databaseName=${word()};user=${word()};password=${password()}`,
+      ])(),
+  },
   { kind: "jwt", variable: "AUTH_TOKEN", make: () => `${b64url('{"alg":"HS256","typ":"JWT"}')}.${b64url(JSON.stringify({ sub: draw(DIGITS, 8), role: word(), exp: 1900000000 + Math.floor(random() * 1e6) }))}.${draw(B64URL, 43)}` },
-  { kind: "cairn_api_key", variable: "CAIRN_API_KEY", make: () => "cairn_" + draw(ALNUM, 43) },
+  // Keys of 40 to 64 characters, as src/core/keys.ts accepts them (the audit found all but 43 passing).
+  { kind: "cairn_api_key", variable: "CAIRN_API_KEY", make: () => "cairn_" + draw(ALNUM, 40 + Math.floor(random() * 25)) },
+  {
+    kind: "azure_storage_key",
+    variable: "AZURE_STORAGE_CONNECTION_STRING",
+    make: () => `DefaultEndpointsProtocol=https;AccountName=${word()}${draw(LOWER + DIGITS, 6)};AccountKey=${draw(B64, 86)}==;EndpointSuffix=core.windows.net`,
+  },
+  { kind: "stripe_webhook_secret", variable: "STRIPE_WEBHOOK_SECRET", make: () => "whsec_" + draw(ALNUM, 32 + Math.floor(random() * 2) * 32) },
+  { kind: "gitlab_runner_token", variable: "CI_RUNNER_TOKEN", make: () => pick(["glrt-" + draw(B64URL, 20), `glrt-t${draw(DIGITS, 1)}_${draw(B64URL, 27)}.${draw(LOWER + DIGITS, 9)}`]) },
+  { kind: "gitlab_deploy_token", variable: "GITLAB_DEPLOY_TOKEN", make: () => "gldt-" + draw(B64URL, 20) },
+  { kind: "bitbucket_app_password", variable: "BITBUCKET_APP_PASSWORD", make: () => "ATBB" + draw(ALNUM, 32) },
+  {
+    kind: "discord_webhook",
+    variable: "DISCORD_WEBHOOK_URL",
+    make: () => `https://${pick(["", "ptb.", "canary."])}discord.com/api/webhooks/1${draw(DIGITS, 18)}/${draw(B64URL, 68)}`,
+  },
+  // The bot's id (a snowflake) in base64, a timestamp, an HMAC.
+  { kind: "discord_bot_token", variable: "DISCORD_BOT_TOKEN", make: () => `${b64url(pick(["1", "2", "7", "9"]) + draw(DIGITS, 17 + Math.floor(random() * 2)))}.${draw(B64URL, 6)}.${draw(B64URL, pick([27, 38]))}` },
+  { kind: "telegram_bot_token", variable: "TELEGRAM_BOT_TOKEN", make: () => `${1 + Math.floor(random() * 9)}${draw(DIGITS, 7 + Math.floor(random() * 3))}:AA${draw(B64URL, 33)}` },
   {
     kind: "private_key",
     variable: "TLS_KEY",
@@ -113,7 +143,8 @@ for (const kind of KINDS) {
     generated.push({ kind: kind.kind, surrounding: surrounding.name, text: surrounding.wrap(kind.variable, kind.make()) });
   }
 }
-const kinds = new Set(generated.map((g) => g.kind));
+// A label's shape in parentheses ("connection_string_password (query)") is the same kind.
+const kinds = new Set(generated.map((g) => g.kind.split(" (")[0]));
 let found = 0;
 const misses: typeof generated = [];
 const byKind = new Map<string, { n: number; found: number; named: Set<string> }>();
@@ -141,6 +172,12 @@ const PASSING = [
   "postgres://user:password@localhost:5432/mydb",
   "curl -H 'Authorization: Bearer <token>' https://api.example.com",
   "GITHUB_TOKEN=${{ secrets.GITHUB_TOKEN }}",
+  "redis://:${REDIS_PASSWORD}@cache:6379/0",
+  "jdbc:postgresql://localhost:5432/app?user=app&password=<password>",
+  "postgres://app@localhost/app?password=changeme",
+  "Paste the bot token from the Discord developer portal into DISCORD_TOKEN and the webhook URL into the channel settings.",
+  // The Azure Storage emulator's well-known key.
+  "UseDevelopmentStorage=true or DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==;",
 ];
 const passing = PASSING.filter((text) => scanner.find(text) === null).length;
 console.log(`\ndocumented examples and prose passing: ${passing}/${PASSING.length}`);
@@ -164,7 +201,7 @@ console.log(`\nwebmasters: ${docs.length} notes scanned in ${ms.toFixed(0)} ms (
 for (const hit of hits) {
   // The excerpt around what the rules matched is printed for the doc's review.
   const around = hit.excerpt.replace(/\s+/g, " ");
-  const at = around.search(/:\/\/[^\s]*:[^\s]*@|AKIA|eyJ|-----BEGIN|Password=|AIza|sk_|xox|gh[pousr]_|SG\./i);
+  const at = around.search(/:\/\/[^\s]*:[^\s]*@|AKIA|eyJ|-----BEGIN|Password=|pwd=|AIza|sk_|xox|gh[pousr]_|SG\.|AccountKey|whsec_|gl[rd]t-|ATBB|webhooks|[0-9]:A|[MNO][A-Za-z0-9_-]{23,25}\./i);
   console.log(`- ${hit.id} (${hit.field}, ${hit.kind}): …${around.slice(Math.max(0, at - 60), at + 100)}…`);
 }
 

@@ -4,10 +4,12 @@ import { timingSafeEqual } from "node:crypto";
 
 export const KEY_MARKER = "cairn_";
 export const KEY_RANDOM_CHARS = 43;
+/** The fewest random characters a key is accepted with (older or other minters' keys may be shorter than 43 or longer). */
+export const KEY_RANDOM_MIN = 40;
 export const KEY_PREFIX_LENGTH = 12;
 
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-const KEY_PATTERN = new RegExp(`^${KEY_MARKER}[0-9A-Za-z]{40,200}$`);
+const KEY_PATTERN = new RegExp(`^${KEY_MARKER}[0-9A-Za-z]{${KEY_RANDOM_MIN},200}$`);
 
 export interface MintedKey {
   key: string;

@@ -1,12 +1,15 @@
 // Credentials refused at the door (docs/design.md, "Secrets"). The rules are
 // secretlint's recommended preset (@secretlint/secretlint-rule-preset-recommend,
-// MIT, pinned: docs/dependencies.md), driven directly, plus the few kinds it
-// does not cover (a `cairn_` key, JWTs, a private key block cut short, other
-// URL schemes with a password, ADO-style connection strings, Google API keys),
-// written after gitleaks' rules of the same names (MIT). Nothing here keeps,
+// MIT, pinned: docs/dependencies.md), driven directly, plus the kinds it does
+// not cover (a `cairn_` key, JWTs, a private key block cut short, other URL
+// schemes with a password, a password in a URL's query, ADO-style connection
+// strings, Google API keys, Azure storage keys, Stripe webhook secrets, GitLab
+// runner and deploy tokens, Bitbucket app passwords, Discord webhooks and bot
+// tokens, Telegram bot tokens), written after gitleaks' rules (MIT) where it
+// has one, each rule naming it. Nothing here keeps,
 // logs or returns the matched text: only the kind of credential.
 import { rules as presetRules } from "@secretlint/secretlint-rule-preset-recommend";
-import { KEY_MARKER } from "./keys.ts";
+import { KEY_MARKER, KEY_RANDOM_MIN } from "./keys.ts";
 
 /** A rule of ours: a pattern, the credential kind it finds, and an optional check of the match. */
 interface OwnRule {
@@ -41,13 +44,16 @@ export function isPlaceholderSecret(value: string): boolean {
 /**
  * Documented example credentials and the marks of made-up ones: a match
  * holding one of these is no leak. AWS's pair is also known to secretlint;
- * the JWT is jwt.io's, the Stripe key Stripe's documentation's.
+ * the JWT is jwt.io's, the Stripe key Stripe's documentation's, the Azure
+ * key the storage emulator's.
  */
 const DOCUMENTED_EXAMPLES = [
   "AKIAIOSFODNN7EXAMPLE",
   "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
   "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
   "sk_test_4eC39HqLyjWDarjtT1zdp7dc",
+  // The Azure Storage emulator's (Azurite's) account key, the same in every installation.
+  "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==",
 ];
 const MADE_UP = /example|not[-_]?a[-_]?real|dummy|placeholder|fake|x{8,}|\*{4,}|0{12,}|<[^>]+>/i;
 
@@ -57,32 +63,50 @@ const URL_PASSWORD = /:\/\/[^:@\/\s]*:([^@\/\s]*)@/;
 function madeUp(text: string): boolean {
   if (MADE_UP.test(text) || DOCUMENTED_EXAMPLES.some((example) => text.includes(example))) return true;
   const password = URL_PASSWORD.exec(text)?.[1];
-  return password !== undefined && (isPlaceholderSecret(password) || isPlaceholderSecret(decodeURIComponentSafe(password)));
+  return password !== undefined && !realPassword(password);
+}
+
+/** A password that is no placeholder, as written or URL-decoded. */
+function realPassword(value: string): boolean {
+  return !isPlaceholderSecret(value) && !isPlaceholderSecret(decodeURIComponentSafe(value));
 }
 
 const URL_WITH_PASSWORD =
-  /\b(redis|rediss|amqps?|mssql|sqlserver|mariadb|clickhouse|couchdbs?|smtps?|ldaps?|sftp|ssh|mqtts?|nats|neo4j(?:\+s)?|cassandra|elasticsearch|oracle|db2|snowflake|rabbitmq|memcached):\/\/([^:@\/\s'"]{1,100}):([^@\/\s'"]{3,200})@[^\s\/'"]{1,255}/gi;
+  /\b(redis|rediss|amqps?|mssql|sqlserver|mariadb|clickhouse|couchdbs?|smtps?|ldaps?|sftp|ssh|mqtts?|nats|neo4j(?:\+s)?|cassandra|elasticsearch|oracle|db2|snowflake|rabbitmq|memcached):\/\/([^:@\/\s'"]{0,100}):([^@\/\s'"]{3,200})@[^\s\/'"]{1,255}/gi;
 
 /** What every ADO-style match holds (its `Password=` or `Pwd=` key, any case). */
 const PASSWORD_KEY = /pwd|password/i;
 
+/** A token that opens with a fixed prefix: its pattern runs only on text holding one of the prefixes. */
+const prefixed = (kind: string, prefixes: string[], pattern: RegExp): OwnRule => ({
+  kind,
+  pattern,
+  may: (text) => prefixes.some((prefix) => text.includes(prefix)),
+});
+
 const OWN_RULES: OwnRule[] = [
-  // A Cairn API key (src/core/keys.ts): the marker and 43 base62 characters.
-  { kind: "cairn_api_key", pattern: new RegExp(`(?<![A-Za-z0-9_])${KEY_MARKER}[0-9A-Za-z]{43}(?![0-9A-Za-z])`, "g"), may: (text) => text.includes(KEY_MARKER) },
+  // A Cairn API key (src/core/keys.ts): the marker and 40 or more base62 characters, as keys.ts accepts them,
+  // wherever it stands (also glued to a word before it or after it).
+  prefixed("cairn_api_key", [KEY_MARKER], new RegExp(`${KEY_MARKER}[0-9A-Za-z]{${KEY_RANDOM_MIN}}`, "g")),
   // gitleaks "jwt": a header and payload of base64url JSON ("eyJ" is `{"`) and a signature.
-  { kind: "jwt", pattern: /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{15,}\.eyJ[A-Za-z0-9_-]{15,}\.[A-Za-z0-9_-]{20,}/g, may: (text) => text.includes("eyJ") },
+  prefixed("jwt", ["eyJ"], /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{15,}\.eyJ[A-Za-z0-9_-]{15,}\.[A-Za-z0-9_-]{20,}/g),
   // A private key block, also when cut short (secretlint's rule wants the whole block): the header and a line of key material.
-  {
-    kind: "private_key",
-    pattern: /-----BEGIN[ A-Z0-9]{0,20}PRIVATE KEY(?: BLOCK)?-----[ \t]*\\?r?\\?n?\r?\n?(?:[A-Za-z0-9-]+: [^\n]*\r?\n)*(?:\r?\n)?[ \t]*[A-Za-z0-9+\/=]{40,}/g,
-    may: (text) => text.includes("-----BEGIN"),
-  },
-  // A URL of the schemes secretlint does not look at, holding a password.
+  prefixed(
+    "private_key",
+    ["-----BEGIN"],
+    /-----BEGIN[ A-Z0-9]{0,20}PRIVATE KEY(?: BLOCK)?-----[ \t]*\\?r?\\?n?\r?\n?(?:[A-Za-z0-9-]+: [^\n]*\r?\n)*(?:\r?\n)?[ \t]*[A-Za-z0-9+\/=]{40,}/g,
+  ),
+  // A URL of the schemes secretlint does not look at, holding a password (the user name may be empty: `redis://:pw@host`).
+  { kind: "connection_string_password", pattern: URL_WITH_PASSWORD, real: (m) => realPassword(m[3]), may: (text) => text.includes("://") },
+  // A connection URL (JDBC's `jdbc:postgresql://`, libpq's `postgres://`, any scheme but a web page's) with the
+  // password in its query: `?user=app&password=…`, `;password=…` (gitleaks has no rule of its own for it). Web
+  // addresses are left out: a form's fields in a logged request (webmasters note 20282, a spam bot's login in an
+  // Apache log) are no connection string.
   {
     kind: "connection_string_password",
-    pattern: URL_WITH_PASSWORD,
-    real: (m) => !isPlaceholderSecret(m[3]) && !isPlaceholderSecret(decodeURIComponentSafe(m[3])),
-    may: (text) => text.includes("://"),
+    pattern: /\b(?!https?:)[a-z][a-z0-9+.:-]{1,30}:\/\/[^\s'"<>]{1,300}?[?;&](?:password|passwd|pwd)=([^&;#\s'"<>]{3,200})/gi,
+    real: (m) => realPassword(m[1]),
+    may: (text) => text.includes("://") && PASSWORD_KEY.test(text),
   },
   // ADO.NET / ODBC style: a server and a password in one `key=value;` string.
   {
@@ -92,7 +116,36 @@ const OWN_RULES: OwnRule[] = [
     may: (text) => PASSWORD_KEY.test(text),
   },
   // gitleaks "gcp-api-key".
-  { kind: "gcp_api_key", pattern: /(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])/g, may: (text) => text.includes("AIza") },
+  prefixed("gcp_api_key", ["AIza"], /(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])/g),
+  // An Azure storage account key: `AccountKey=` (its connection string's key) and 86 base64 characters and `==`
+  // (a 64-byte key). gitleaks has no rule for it; the format is Azure's connection string's.
+  prefixed("azure_storage_key", ["AccountKey"], /AccountKey\s*=\s*[A-Za-z0-9+\/]{86}==/g),
+  // Stripe's webhook signing secret, `whsec_` and 32 or more base62 (gitleaks' "stripe-access-token" covers only
+  // the sk_/rk_ keys the preset finds).
+  prefixed("stripe_webhook_secret", ["whsec_"], /whsec_[A-Za-z0-9]{32}/g),
+  // gitleaks "gitlab-runner-authentication-token" (also its routable form, `glrt-t1_…`) and "gitlab-deploy-token";
+  // the preset knows only personal access tokens (`glpat-`).
+  prefixed("gitlab_runner_token", ["glrt-"], /glrt-[0-9A-Za-z_-]{20}/g),
+  prefixed("gitlab_deploy_token", ["gldt-"], /gldt-[0-9A-Za-z_-]{20}/g),
+  // A Bitbucket app password: `ATBB` and 32 base62. gitleaks' "bitbucket-client-*" rules want the word "bitbucket"
+  // near a bare string; this prefix is the app password's own.
+  prefixed("bitbucket_app_password", ["ATBB"], /(?<![A-Za-z0-9])ATBB[A-Za-z0-9]{32}(?![A-Za-z0-9])/g),
+  // A Discord webhook URL: the webhook's id (a snowflake) and its 68-character token. gitleaks' "discord-*" rules
+  // want the word "discord" near a bare value; the URL names it itself.
+  prefixed("discord_webhook", ["/api/webhooks/"], /https?:\/\/(?:(?:ptb|canary)\.)?discord(?:app)?\.com\/api\/webhooks\/[0-9]{17,20}\/[A-Za-z0-9_-]{60,68}/g),
+  // gitleaks "telegram-bot-api-token": the bot's id, `:A` and 34 base64url characters; without gitleaks' need for
+  // "telegr" nearby (a token in an `api.telegram.org/bot…` URL or a bare .env value has none), the id may not be
+  // glued to a word but that URL's `bot` (an XSD type `clm12345:AgencyIdentificationCodeContentType` is gitleaks'
+  // own false positive).
+  prefixed("telegram_bot_token", [":A"], /(?:(?<=bot)|(?<![A-Za-z0-9_-]))[0-9]{5,16}:A[A-Za-z0-9_-]{34}(?![A-Za-z0-9_-])/g),
+  // A Discord bot token, the shape gitleaks' "discord-*" rules find only beside the word "discord": the bot's id in
+  // base64 (24-26 characters; a snowflake's digits make it open with MT, Mj, Mz, ND, NT, Nj, Nz, OD or OT), a
+  // timestamp of 6 and an HMAC of 27 or 38 base64url characters. No literal marks it (but the dots, in nearly every
+  // text): it runs on every text, ~0.5 µs a webmasters note, the pattern opening with a boundary and two letters.
+  {
+    kind: "discord_bot_token",
+    pattern: /\b(?:M[Tjz]|N[DTjz]|O[DT])[A-Za-z0-9_-]{22,24}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}(?![A-Za-z0-9_-])/g,
+  },
 ];
 
 function decodeURIComponentSafe(value: string): string {

@@ -231,7 +231,10 @@ export class Cairn {
   admitNote(input: { title: string; body: string; tags?: string[]; supersedes?: string | null }): AdmittedNote {
     const note = normaliseNote(input);
     const supersedes = input.supersedes == null ? null : parseNoteId(input.supersedes, "`supersedes`");
-    this.refuseSecrets([["title", note.title], ["body", note.body], ...note.tags.map((tag): [string, string] => ["tags", tag])]);
+    // Tags are scanned as sent (trimmed), not as stored: they are stored lower-cased, and most credentials' patterns
+    // are case-sensitive (an AWS key id lower-cased is no AKIA… any more).
+    const sentTags = new Set((input.tags ?? []).map((tag) => tag.trim()));
+    this.refuseSecrets([["title", note.title], ["body", note.body], ...[...sentTags].map((tag): [string, string] => ["tags", tag])]);
     return new AdmittedNote(note, supersedes);
   }
 

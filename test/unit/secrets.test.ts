@@ -25,6 +25,17 @@ const PASSING = [
   "The file starts with -----BEGIN RSA PRIVATE KEY----- and ends with the matching END line.",
   `cairn_${"x".repeat(43)}`,
   "secretlint-disable",
+  // Placeholders in the connection strings the 2026-11-27 audit found passing.
+  "jdbc:postgresql://db.internal:5432/app?user=app&password=<password>",
+  "postgres://app@db.internal/app?password=changeme",
+  "jdbc:postgresql://db.internal:5432/app?user=app&password=${PASS}",
+  // A form's fields in a logged web request are no connection string (webmasters note 20282).
+  '"GET /wp-admin/post-new.php HTTP/1.0" 404 301 "http://www.example.net/cgi-bin/login.cgi?cookie=on&password=super123&pname=biff"',
+  // The Azure Storage emulator's well-known key.
+  "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==;",
+  // gitleaks' own false positive for its Telegram rule: an XSD type.
+  '<xsd:element name="AgencyIdentificationCode" type="clm54321:AgencyIdentificationCodeContentType"/>',
+  "Create the bot with BotFather, put its token in TELEGRAM_BOT_TOKEN and the Discord webhook URL in the channel settings.",
 ];
 
 describe("kinds found (preset rules)", () => {
@@ -149,7 +160,15 @@ describe("rule triggers (a rule skipped when its literal is absent)", () => {
 
 describe("kinds found (our rules)", () => {
   test("a cairn_ key", () => expect(scanner.find(`export CAIRN_API_KEY=cairn_${fill(43)}`)).toBe("cairn_api_key"));
-  test("a cairn_ key of the wrong length is not one", () => expect(scanner.find(`cairn_${fill(20)}`)).toBeNull());
+  test("a cairn_ key of any length keys.ts accepts (40 or more), wherever it stands", () => {
+    for (const n of [40, 41, 42, 43, 44, 50, 64, 200]) expect([n, scanner.find(`CAIRN_API_KEY=cairn_${fill(n)}`)]).toEqual([n, "cairn_api_key"]);
+    expect(scanner.find(`xcairn_${fill(43)}`)).toBe("cairn_api_key");
+    expect(scanner.find(`Authorization: Bearer cairn_${fill(43)}x_y`)).toBe("cairn_api_key");
+  });
+  test("a cairn_ key too short to be one is not one", () => {
+    expect(scanner.find(`cairn_${fill(20)}`)).toBeNull();
+    expect(scanner.find(`cairn_${fill(39)}`)).toBeNull();
+  });
   test("a JWT", () => {
     const jwt = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiI5OTkiLCJyb2xlIjoiYWRtaW4ifQ.abcDEF123ghiJKL456mnoPQR789stu";
     expect(scanner.find(`Authorization: Bearer ${jwt}`)).toBe("jwt");
@@ -166,6 +185,36 @@ describe("kinds found (our rules)", () => {
   });
   test("a URL of any scheme's case with a password", () => expect(scanner.find("AMQPS://app:Zx8vQ2pL9mWk@mq.internal:5671")).toBe("connection_string_password"));
   test("a Google API key", () => expect(scanner.find(`key=AIza${fill(35, 9)}`)).toBe("gcp_api_key"));
+  test("a URL with a password and no user name", () => {
+    expect(scanner.find("REDIS_URL=redis://:z4R73a1CdJM01Ud@redis.prod-corp.net:6379/0")).toBe("connection_string_password");
+  });
+  test("a connection URL with the password in its query", () => {
+    expect(scanner.find("jdbc:postgresql://db.prod-corp.net:5432/app?user=app&password=z4R73a1CdJM01Ud")).toBe("connection_string_password");
+    expect(scanner.find("DATABASE_URL=postgres://app@db.prod-corp.net/app?password=z4R73a1CdJM01Ud")).toBe("connection_string_password");
+    expect(scanner.find("jdbc:sqlserver://sql.corp.net:1433;databaseName=app;user=sa;password=Qw3rty!9x")).toBe("connection_string_password");
+  });
+  test("an Azure storage account key", () => {
+    const key = `${fill(86, 3)}==`;
+    expect(scanner.find(`DefaultEndpointsProtocol=https;AccountName=ordersprod;AccountKey=${key};EndpointSuffix=core.windows.net`)).toBe("azure_storage_key");
+  });
+  test("a Stripe webhook secret", () => expect(scanner.find(`STRIPE_WEBHOOK_SECRET=whsec_${fill(32, 4)}`)).toBe("stripe_webhook_secret"));
+  test("GitLab runner and deploy tokens", () => {
+    expect(scanner.find(`gitlab-runner register --token glrt-${fill(20, 5)}`)).toBe("gitlab_runner_token");
+    expect(scanner.find(`token = "glrt-t1_${fill(27, 6)}.01a2b3c4d"`)).toBe("gitlab_runner_token");
+    expect(scanner.find(`docker login -u gitlab+deploy-token-1 -p gldt-${fill(20, 7)} registry.gitlab.com`)).toBe("gitlab_deploy_token");
+  });
+  test("a Bitbucket app password", () => expect(scanner.find(`git clone https://bob@bitbucket.org/team/repo.git  # ATBB${fill(32, 8)}`)).toBe("bitbucket_app_password"));
+  test("a Discord webhook URL and bot token", () => {
+    const token = fill(68, 9).replace(/[0-9]/g, "_");
+    expect(scanner.find(`curl -X POST 'https://discord.com/api/webhooks/1234567890123456789/${token}' -d '{"content":"hi"}'`)).toBe("discord_webhook");
+    expect(scanner.find(`client.login("MTA${fill(23, 1)}.${fill(6, 2)}.${fill(38, 4)}");`)).toBe("discord_bot_token");
+    // An older bot's token: an 18-digit id (24 characters) and a 27-character HMAC.
+    expect(scanner.find(`DISCORD_TOKEN=NzU${fill(21, 3)}.${fill(6, 5)}.${fill(27, 6)}`)).toBe("discord_bot_token");
+  });
+  test("a Telegram bot token, alone and in the Bot API's URL", () => {
+    expect(scanner.find(`TELEGRAM_BOT_TOKEN=5123456789:AAH${fill(32, 7)}`)).toBe("telegram_bot_token");
+    expect(scanner.find(`curl https://api.telegram.org/bot5123456789:AAH${fill(32, 7)}/getMe`)).toBe("telegram_bot_token");
+  });
 });
 
 describe("what passes", () => {
