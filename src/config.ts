@@ -117,7 +117,7 @@ export function loadConfig(env: Env = process.env): Config {
     // Few connections a replica: a plain create is one statement, and PostgreSQL spent less CPU per
     // create with fewer backends (docs/benchmarks.md, "Issue 20: two replicas against one").
     databasePoolSize: intSetting(env, "DATABASE_POOL_SIZE", 5, 1, 1000),
-    publicBaseUrl: stringSetting(env, "PUBLIC_BASE_URL")?.replace(/\/+$/, "") ?? null,
+    publicBaseUrl: urlSetting(env, "PUBLIC_BASE_URL")?.replace(/\/+$/, "") ?? null,
     sourceUrl: urlSetting(env, "SOURCE_URL"),
     registration: choiceSetting(env, "REGISTRATION", ["open", "closed"] as const, "open"),
     emailEnabled: boolSetting(env, "EMAIL_ENABLED", false),

@@ -64,7 +64,7 @@ export class Breakers {
       const seconds = this.secondsToReset(now);
       throw new AppError(
         "rate_limited",
-        `${MESSAGES[name]} (limit ${limit}); try again later, in ${seconds} seconds (at ${new Date(now + seconds * 1000).toISOString()}).`,
+        `${MESSAGES[name]} (limit ${limit}); try again later, in ${seconds} seconds (at ${this.resetsAt().toISOString()}).`,
         seconds,
       );
     }
@@ -79,8 +79,9 @@ export class Breakers {
     return (this.counts.get(`${name}:${subject}`) ?? 0) >= limit;
   }
 
+  /** The start of the next UTC hour, when every count starts again (Retry-After rounds up to it). */
   resetsAt(): Date {
-    const now = this.roll();
-    return new Date(now + this.secondsToReset(now) * 1000);
+    this.roll();
+    return new Date((this.hour + 1) * HOUR_MS);
   }
 }

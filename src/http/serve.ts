@@ -112,14 +112,16 @@ export async function runServe(args: string[]): Promise<number> {
     console.error(
       inUse
         ? `cairn serve: ${config.host}:${config.port} is already in use (another Cairn server?). Stop that process or choose another port with --port or PORT.`
-        : `cairn serve: cannot listen on ${config.host}:${config.port}: ${(error as Error).message}`,
+        : `cairn serve: cannot listen on ${config.host}:${config.port} (HOST, PORT or --host, --port): ${(error as Error).message}. HOST must be an address of this machine, e.g. 127.0.0.1, 0.0.0.0 or ::`,
     );
     await store.close();
     return 1;
   }
   const server = app.server!;
   accepting = true;
-  log.notice("listening", { url: `http://${server.hostname}:${server.port}`, ...storeLocation(config) });
+  // An IPv6 address is bracketed in a URL.
+  const hostInUrl = server.hostname?.includes(":") ? `[${server.hostname}]` : server.hostname;
+  log.notice("listening", { url: `http://${hostInUrl}:${server.port}`, ...storeLocation(config) });
   const mailer = config.emailEnabled ? createMailer({ config, store, log }) : null;
   mailer?.start();
 

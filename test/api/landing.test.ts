@@ -69,3 +69,9 @@ test("a note page: og:url and the superseded-by link from PUBLIC_BASE_URL when s
     expect(ogUrl).toBe(server === named ? `${base}/v1/public/posts/${older.id}` : undefined);
   }
 });
+
+test("PUBLIC_BASE_URL must be an http(s) address: the server refuses to start otherwise, naming it", async () => {
+  for (const value of ["notes.example.org", "ftp://notes.example.org", "javascript:alert(1)"]) {
+    await expect(startServer({ env: { PUBLIC_BASE_URL: value } })).rejects.toThrow(/PUBLIC_BASE_URL must be an http/);
+  }
+});

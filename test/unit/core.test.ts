@@ -162,6 +162,21 @@ describe("breakers", () => {
     breakers.hit("posts", 1);
     expect(breakers.tripped("posts", 1)).toBe(false);
   });
+
+  test("the message and resetsAt name the hour's end exactly, not now plus whole seconds", () => {
+    const now = Date.UTC(2026, 10, 22, 10, 15, 0) + 351;
+    const breakers = new Breakers({ posts: 1, comments: 0, votes: 1, searches: 1, registrations: 1, webEvents: 1 }, () => now);
+    breakers.hit("posts", 1);
+    let error: AppError | undefined;
+    try {
+      breakers.hit("posts", 1);
+    } catch (e) {
+      error = e as AppError;
+    }
+    expect(error?.retryAfter).toBe(2700);
+    expect(error?.message).toContain("(at 2026-11-22T11:00:00.000Z)");
+    expect(breakers.resetsAt().toISOString()).toBe("2026-11-22T11:00:00.000Z");
+  });
 });
 
 describe("search memory budget", () => {
