@@ -106,6 +106,17 @@ forEachEngine((engine) => {
       expect(res.data.results).toEqual([]);
     });
 
+    test("a long question keeps its telling words wherever they stand: past 16 words, the rarest are searched", async () => {
+      // 16 words in no note, then the one that matters: words in no note take no place.
+      const nohits = Array.from({ length: 16 }, (_, i) => `nohit${i}x`).join(" ");
+      expect(ids(await search(`${nohits} xylophone`))).toEqual([notes.titleWord.id]);
+      // 20 words found in three notes each, then one found in a single note: the first 16 words would miss it.
+      const shared = Array.from({ length: 20 }, (_, i) => `shared${i}w`).join(" ");
+      for (let i = 0; i < 3; i++) await createNote(base, author.key, { title: `Shared vocabulary ${i}`, body: shared });
+      const rare = await createNote(base, author.key, { title: "One of a kind", body: "The rare1word stands here." });
+      expect(ids(await search(`${shared} rare1word`))).toContain(rare.id);
+    });
+
     test("no match: 200 with no results", async () => {
       const res = await search("nonexistentwordzzq");
       expectStatus(res, 200);

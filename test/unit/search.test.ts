@@ -6,21 +6,37 @@ import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { analyze, termVector } from "../../src/core/search/analyzer.ts";
 import { porterStem } from "../../src/core/search/porter.ts";
-import { MAX_QUERY_WORDS, STOPWORDS, queryWords, searchRequest } from "../../src/core/search/query.ts";
+import { MAX_QUERY_WORDS, STOPWORDS, queryTerms, queryWords, searchRequest } from "../../src/core/search/query.ts";
 import { bestCorrection, correctable, correctionRanges, editDistance } from "../../src/core/search/typos.ts";
 import { encodeVector, readLengths, termCounts, vectorTerms } from "../../src/core/search/vector.ts";
 import { matchExpression } from "../../src/store/sqlite/search.ts";
 
 describe("query words", () => {
-  test("every distinct word is searched; past 16 words, function words go first", () => {
+  test("every distinct word of the query is kept for queryTerms to pick from", () => {
     expect(searchRequest("How to make SQLite handle concurrent writes", 10).words).toEqual(["how", "to", "make", "sqlite", "handle", "concurrent", "writes"]);
     expect(searchRequest("it is what it is", 10).words).toEqual(["it", "is", "what"]);
     const long = searchRequest(`${"the a of to in ".repeat(5)} ${Array.from({ length: 20 }, (_, i) => `w${i}`).join(" ")}`, 10);
-    expect(long.words).toEqual(Array.from({ length: MAX_QUERY_WORDS }, (_, i) => `w${i}`));
-    const mixed = searchRequest(`the a ${Array.from({ length: 15 }, (_, i) => `w${i}`).join(" ")}`, 10);
-    expect(mixed.words).toEqual(["the", ...Array.from({ length: 15 }, (_, i) => `w${i}`)]);
+    expect(long.words).toEqual(["the", "a", "of", "to", "in", ...Array.from({ length: 20 }, (_, i) => `w${i}`)]);
     for (const word of STOPWORDS) expect(word).toMatch(/^[a-z]+$/);
     expect(searchRequest("!!! ???", 10)).toEqual({ words: [], tags: [], limit: 10 });
+  });
+
+  test("past 16 words found, the rarest are searched (ties: the earlier); words in no note take no place", async () => {
+    // w0 is in 100 notes, w1 in 99, … w19 in 81; "the" in 1,000; the nohit words in none.
+    const notes = new Map<string, number>([["the", 1000], ...Array.from({ length: 20 }, (_, i): [string, number] => [`w${i}`, 100 - i])]);
+    const source = {
+      tierCounts: (terms: string[]) => terms.map((term) => [notes.get(term) ?? 0]),
+      vocabulary: () => [],
+    };
+    const words = ["the", ...Array.from({ length: 20 }, (_, i) => `w${i}`)];
+    expect(await queryTerms(source, words)).toEqual(Array.from({ length: 16 }, (_, i) => `w${i + 4}`));
+    const nohits = Array.from({ length: 16 }, (_, i) => `nohit${i}x`);
+    expect(await queryTerms(source, [...nohits, "w3"])).toEqual(["w3"]);
+    // Ties keep the earlier word.
+    const tied = Array.from({ length: 18 }, (_, i) => `t${i}`);
+    for (const word of tied) notes.set(word, 5);
+    expect(await queryTerms(source, tied)).toEqual(tied.slice(0, 16));
+    expect(MAX_QUERY_WORDS).toBe(16);
   });
 
   test("tag words: `tag:NAME` with a valid tag in any case restricts; every other use of `:` is plain words", () => {
@@ -44,7 +60,7 @@ describe("query words", () => {
     expect(searchRequest(`tag:${"a".repeat(32)}`, 10).tags).toEqual(["a".repeat(32)]);
   });
 
-  test("any input gives words of letters, digits and marks only, at most 16, and FTS5 expressions of quoted terms", () => {
+  test("any input gives words of letters, digits and marks only, and FTS5 expressions of quoted terms", () => {
     const hostile = [
       '"', '""', "'", "*", "quasar*", ":", "title:quasar", "-quasar", "NEAR(quasar cache, 2)", "(", ")", "^x", "{title body}: q",
       "a AND b OR c NOT d", "😀 🦀", "\u0000x\u0000", "\ud800", "e\u0301", "İstanbul ß ẞ", "مرحبا", "'; DROP TABLE posts; --",
@@ -53,7 +69,6 @@ describe("query words", () => {
     const shape = /^[("t]/;
     for (const query of hostile) {
       const request = searchRequest(query, 10);
-      expect(request.words.length).toBeLessThanOrEqual(MAX_QUERY_WORDS);
       for (const word of request.words) {
         expect(word).toMatch(/^[\p{L}\p{N}\p{M}]+$/u);
         for (const term of analyze(word)) {

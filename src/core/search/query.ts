@@ -6,6 +6,10 @@ import { analyze } from "./analyzer.ts";
 import { rankTopK, type Ranked, type TermSource } from "./ranking.ts";
 import { bestCorrection, correctable, correctionRanges } from "./typos.ts";
 
+/**
+ * Query words searched at most: past this many words found in the index, the
+ * rarest are kept (docs/design.md, "Search").
+ */
 export const MAX_QUERY_WORDS = 16;
 
 // Letters, digits and combining marks: what a word is made of (analyzer.ts).
@@ -27,8 +31,8 @@ export function queryWords(query: string, max = MAX_QUERY_WORDS): string[] {
 
 /**
  * English function words. They are searched like any word (their weight is
- * small, and keeping them measured better: docs/search-quality.md); only when
- * a query has more than MAX_QUERY_WORDS words are they the first to go.
+ * small, and keeping them measured better: docs/search-quality.md). The
+ * similar-notes lookup leaves them out (core/similar.ts).
  */
 export const STOPWORDS = new Set(
   (
@@ -39,7 +43,7 @@ export const STOPWORDS = new Set(
 );
 
 export interface SearchRequest {
-  /** Lower-case words of letters, digits and marks only (never search syntax), at most MAX_QUERY_WORDS. */
+  /** The query's distinct lower-case words of letters, digits and marks only (never search syntax); queryTerms picks what is searched. */
   words: string[];
   /** Tags every result must carry (the query's `tag:NAME` words), distinct, lower-case. */
   tags: string[];
@@ -64,17 +68,10 @@ export function tagWords(query: string): { tags: string[]; text: string } {
   return { tags: [...tags], text: rest.join(" ") };
 }
 
-/** The words searched for: every distinct word, function words dropped first past MAX_QUERY_WORDS; and the tag words. */
+/** The query's distinct words (queryTerms picks the ones searched) and its tag words. */
 export function searchRequest(query: string, limit: number): SearchRequest {
   const { tags, text } = tagWords(query);
-  const all = queryWords(text, Infinity);
-  let words = all;
-  if (all.length > MAX_QUERY_WORDS) {
-    const content = all.filter((word) => !STOPWORDS.has(word));
-    const keep = new Set(content.length >= MAX_QUERY_WORDS ? content.slice(0, MAX_QUERY_WORDS) : [...content, ...all.filter((w) => STOPWORDS.has(w)).slice(0, MAX_QUERY_WORDS - content.length)]);
-    words = all.filter((word) => keep.has(word));
-  }
-  return { words, tags, limit };
+  return { words: queryWords(text, Infinity), tags, limit };
 }
 
 export interface SearchSource extends TermSource {
@@ -85,25 +82,37 @@ export interface SearchSource extends TermSource {
 /**
  * The index terms a query's words search for. A word found in no note is
  * replaced by the closest index term (typo tolerance); a word still in no note
- * is left out.
+ * is left out. Past MAX_QUERY_WORDS words found, the rarest are kept (a word's
+ * rarity: the fewest notes holding one of its terms; the earlier word on a
+ * tie): they weigh the most in the ranking and cost the least to rank, so a
+ * long question keeps its telling words wherever they stand, and function
+ * words, in most notes, go first.
  */
 export async function queryTerms(source: Pick<SearchSource, "tierCounts" | "vocabulary">, words: string[]): Promise<string[]> {
   const perWord = words.map((word) => analyze(word));
   const flat = [...new Set(perWord.flat())];
   const counts = new Map<string, number>();
   (await source.tierCounts(flat)).forEach((tiers, i) => counts.set(flat[i], tiers.reduce((sum, n) => sum + n, 0)));
-  const terms = new Set<string>();
+  const found: { terms: string[]; notes: number; at: number }[] = [];
+  let corrections = 0;
   for (let i = 0; i < words.length; i++) {
-    const found = perWord[i].filter((term) => (counts.get(term) ?? 0) > 0);
-    if (found.length === 0 && correctable(words[i])) {
+    const terms = perWord[i].filter((term) => (counts.get(term) ?? 0) > 0);
+    // Corrections read the vocabulary: bounded however many unknown words a query holds.
+    if (terms.length === 0 && correctable(words[i]) && corrections < MAX_QUERY_WORDS) {
+      corrections++;
       const vocabulary: { term: string; doc: number }[] = [];
       for (const [from, to] of correctionRanges(words[i])) vocabulary.push(...(await source.vocabulary(from, to)));
       const correction = bestCorrection(words[i], vocabulary);
-      if (correction) found.push(correction);
+      if (correction) {
+        terms.push(correction);
+        counts.set(correction, vocabulary.find((entry) => entry.term === correction)?.doc ?? 0);
+      }
     }
-    for (const term of found) terms.add(term);
+    if (terms.length > 0) found.push({ terms, notes: Math.min(...terms.map((term) => counts.get(term) ?? 0)), at: i });
   }
-  return [...terms];
+  const searched =
+    found.length <= MAX_QUERY_WORDS ? found : [...found].sort((a, b) => a.notes - b.notes || a.at - b.at).slice(0, MAX_QUERY_WORDS).sort((a, b) => a.at - b.at);
+  return [...new Set(searched.flatMap((word) => word.terms))];
 }
 
 /** The best `limit` notes for the words (ties with the last included; see rankTopK). */
