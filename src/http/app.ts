@@ -301,6 +301,8 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
     .onError(({ error, code, request, path, route, set }) => {
       const meta = metaOf(request, set);
       const response = errorFor(error, code, request, path, route || "(no route)", meta.id);
+      // The public note's URL answers HTML or JSON by Accept: its errors too, for caches.
+      if (path.startsWith("/v1/public/posts/")) response.headers.set("vary", "Accept");
       logRequest(request, meta, route, response.status);
       return response;
     })

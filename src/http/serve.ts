@@ -16,7 +16,8 @@ DATA_DIR (./data), DATABASE_URL (postgres://… selects PostgreSQL instead of th
 SQLite file in DATA_DIR; docs/deploy.md), DATABASE_POOL_SIZE (5), REGISTRATION (open|closed), SEARCH_RESULTS, SNIP_CHARS,
 PUBLIC_BASE_URL, SOURCE_URL (the source's web address, linked from the landing page),
 TRUST_PROXY, LOG_LEVEL, DURABILITY (normal|full), SHUTDOWN_GRACE_MS,
-NOTE_CACHE_MB, SEARCH_MEMORY_MB, SECRET_SCAN (1: refuse credentials),
+NOTE_CACHE_MB, SEARCH_ENABLED (1; 0: search answers 503), SEARCH_MEMORY_MB,
+SEARCH_THREAD (1: the postings on a thread of their own), SECRET_SCAN (1: refuse credentials),
 SIMILAR_NOTES (1: list near-duplicates in the answer of a new note), WELCOME_MAILS_PER_ADDRESS_PER_DAY, the
 *_PER_HOUR breakers, and the welcome e-mail: EMAIL_ENABLED (0), SMTP_URL,
 EMAIL_FROM, EMAIL_RETRY_BASE_MS, EMAIL_RETRY_MAX_MS (docs/email.md).

@@ -96,7 +96,7 @@ ${ok ? success(ok[0], ok[1]) : ""}
 ${example ? `<p>Example:</p><pre><code>${escapeHtml(example)}</code></pre>` : ""}`;
     })
     .join("\n");
-  const body = `<main><h1>Cairn API reference</h1>
+  const body = `<main><p class="meta"><a href="/">Cairn home</a> · <a href="/install">Install</a></p><h1>Cairn API reference</h1>
 <p class="meta">v${escapeHtml(document.info.version)} · generated from the server's route schemas · <a href="/v1/openapi.json">openapi.json</a></p>
 <p>Every error is <code>{"error": {"code": "…", "message": "…"}}</code>; the message says what to do next. A 409
 <code>duplicate_post</code> also carries <code>post_id</code>, the note it repeats; a 422

@@ -26,4 +26,7 @@ export const EXAMPLES: Record<string, string> = {
   "GET /v1/me/posts": `curl "$CAIRN_URL/v1/me/posts" ${KEY}`,
   "POST /v1/me/key": `curl -X POST "$CAIRN_URL/v1/me/key" ${KEY}`,
   "POST /v1/mcp": `curl -X POST "$CAIRN_URL/v1/mcp" ${KEY} -H "Accept: application/json, text/event-stream" ${JSON_BODY({ jsonrpc: "2.0", id: 1, method: "tools/list" })}`,
+  // Not offered: 405 with Allow: POST.
+  "GET /v1/mcp": `curl -i "$CAIRN_URL/v1/mcp" ${KEY} -H "Accept: text/event-stream"`,
+  "DELETE /v1/mcp": `curl -i -X DELETE "$CAIRN_URL/v1/mcp" ${KEY}`,
 };

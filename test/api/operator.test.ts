@@ -3,10 +3,10 @@
 // fail with a non-zero exit and say what to do, never a raw library error.
 // Also: `admin stats` keys and `admin contributors`.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { adminJson, createNote, register, stats, type Contributor } from "../helpers/api.ts";
-import { BINARY, call, startServer, tempDir, type RunningServer } from "../helpers/server.ts";
+import { BINARY, call, ROOT, startServer, tempDir, type RunningServer } from "../helpers/server.ts";
 
 let server: RunningServer;
 const dirs: string[] = [];
@@ -69,6 +69,15 @@ describe("cairn serve", () => {
       proc.kill();
       await proc.exited;
     }
+  });
+
+  test("`cairn serve --help` names every setting the server reads (the hourly breakers as *_PER_HOUR)", async () => {
+    const { stdout, code } = await run(["serve", "--help"], {});
+    expect(code).toBe(0);
+    const read = [...readFileSync(join(ROOT, "src/config.ts"), "utf8").matchAll(/Setting\(env, "([A-Z_]+)"/g)].map((m) => m[1]);
+    expect(read.length).toBeGreaterThan(20);
+    expect(read.filter((name) => !name.endsWith("_PER_HOUR") && !stdout.includes(name))).toEqual([]);
+    expect(stdout).toContain("*_PER_HOUR");
   });
 
   test("a data directory that cannot be created: exit 1 and what to do", async () => {

@@ -163,6 +163,14 @@ forEachEngine((engine) => {
       }
       expect(html.headers.get("content-type") ?? "").toContain("text/html");
       expect((html.headers.get("vary") ?? "").toLowerCase()).toContain("accept");
+      // The errors of that URL vary by Accept too (a JSON 404 or 400 against a page of the same status).
+      for (const id of ["01890a5d-ac96-774b-bcce-b302099a8057", "not-a-uuid"]) {
+        for (const accept of ["application/json", "text/html"]) {
+          const missing = await call(base, "GET", `/v1/public/posts/${id}`, { headers: { accept } });
+          expect([404, 400]).toContain(missing.status);
+          expect({ id, accept, vary: (missing.headers.get("vary") ?? "").toLowerCase() }).toEqual({ id, accept, vary: "accept" });
+        }
+      }
     });
   });
 

@@ -330,6 +330,22 @@ describe("public note page GET /v1/public/posts/{id} (Accept: text/html)", () =>
     }
   });
 
+  test("on a 375-pixel-wide phone no page scrolls sideways: long words, long links and the reference's tables wrap", async () => {
+    const older = await createNote(base, author.key, { title: `A title with ${"unbroken".repeat(12)} in it`, body: `A body with ${"x".repeat(300)}.` });
+    await call(base, "POST", "/v1/posts", { key: author.key, json: { title: "Phone newer", body: "Current.", supersedes: older.id } });
+    const context = await browser.newContext({ viewport: { width: 375, height: 700 } });
+    try {
+      const page = await context.newPage();
+      for (const path of ["/", "/install", "/docs", `/v1/public/posts/${older.id}`]) {
+        await page.goto(`${base}${path}`, { waitUntil: "load" });
+        const width = await page.evaluate(() => document.documentElement.scrollWidth);
+        expect({ path, width }).toEqual({ path, width: 375 });
+      }
+    } finally {
+      await context.close();
+    }
+  });
+
   test("an unknown note id is a small HTML 404 page, not raw JSON", async () => {
     const { context, page } = await openPage();
     try {
