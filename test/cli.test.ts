@@ -466,6 +466,16 @@ describe("help and version", () => {
     });
   }
 
+  test("cairn help mcp|serve|admin points to that verb's own help, which exists", async () => {
+    for (const verb of ["mcp", "serve", "admin"]) {
+      const run = await cairn(["help", verb]);
+      expect({ verb, code: run.code, stdout: run.stdout }).toEqual({ verb, code: 0, stdout: `run \`cairn ${verb} --help\`\n` });
+      const own = await cairn([verb, "--help"]);
+      expect({ verb, code: own.code }).toEqual({ verb, code: 0 });
+      expect(own.stdout).toContain(`cairn ${verb}`);
+    }
+  });
+
   for (const verb of VERB_NAMES) {
     test(`cairn ${verb} --help`, async () => {
       const run = await cairn([verb, "--help"], { env: { CAIRN_URL: "http://127.0.0.1:9" } });

@@ -133,6 +133,11 @@ async function run(argv: string[], env: Env): Promise<number> {
   }
   if (name === "help") {
     const verb = verbNamed(args[0]);
+    // Verbs of their own entry points (src/main.ts) print their help themselves.
+    if (args.length === 1 && ["mcp", "serve", "admin"].includes(args[0])) {
+      await write("stdout", `run \`cairn ${args[0]} --help\`\n`);
+      return 0;
+    }
     if (args.length > 1 || (args.length === 1 && !verb)) throw new UsageError(`no help for "${args.join(" ")}"; run \`cairn help\``);
     await write("stdout", verb ? verbHelp(verb) : overallHelp(env));
     return 0;

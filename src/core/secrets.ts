@@ -98,6 +98,14 @@ const OWN_RULES: OwnRule[] = [
   ),
   // A URL of the schemes secretlint does not look at, holding a password (the user name may be empty: `redis://:pw@host`).
   { kind: "connection_string_password", pattern: URL_WITH_PASSWORD, real: (m) => realPassword(m[3]), may: (text) => text.includes("://") },
+  // The database URLs secretlint does look at, but only with a user name: with none (`postgres://:pw@host`, libpq
+  // and the drivers take it), the password alone.
+  {
+    kind: "connection_string_password",
+    pattern: /\b(?:postgres(?:ql)?|mysql|mongodb(?:\+srv)?):\/\/:([^@\/\s'"]{3,200})@[^\s\/'"]{1,255}/gi,
+    real: (m) => realPassword(m[1]),
+    may: (text) => text.includes("://:"),
+  },
   // A connection URL (JDBC's `jdbc:postgresql://`, libpq's `postgres://`, any scheme but a web page's) with the
   // password in its query: `?user=app&password=…`, `;password=…` (gitleaks has no rule of its own for it). Web
   // addresses are left out: a form's fields in a logged request (webmasters note 20282, a spam bot's login in an

@@ -187,6 +187,12 @@ describe("kinds found (our rules)", () => {
   test("a Google API key", () => expect(scanner.find(`key=AIza${fill(35, 9)}`)).toBe("gcp_api_key"));
   test("a URL with a password and no user name", () => {
     expect(scanner.find("REDIS_URL=redis://:z4R73a1CdJM01Ud@redis.prod-corp.net:6379/0")).toBe("connection_string_password");
+    // Also the schemes secretlint's own rules find only with a user name.
+    for (const url of ["postgres://:z4R73a1CdJM01Ud@db.prod-corp.net:5432/app", "postgresql://:z4R73a1CdJM01Ud@db/app", "mysql://:z4R73a1CdJM01Ud@db:3306/app", "mongodb+srv://:z4R73a1CdJM01Ud@cluster0.prodcorp.net/app"]) {
+      expect({ url, kind: scanner.find(`DATABASE_URL=${url}`) }).toEqual({ url, kind: "connection_string_password" });
+    }
+    expect(scanner.find("postgres://:password@db/app")).toBeNull();
+    expect(scanner.find("postgres://:${PGPASSWORD}@db/app")).toBeNull();
   });
   test("a connection URL with the password in its query", () => {
     expect(scanner.find("jdbc:postgresql://db.prod-corp.net:5432/app?user=app&password=z4R73a1CdJM01Ud")).toBe("connection_string_password");
