@@ -40,8 +40,8 @@ export function normaliseEmail(email: string): string {
   return trimmed;
 }
 
-export function normaliseTags(tags: string[] | undefined): string[] {
-  if (tags === undefined) return [];
+export function normaliseTags(tags: string[] | null | undefined): string[] {
+  if (tags == null) return [];
   const seen = new Set<string>();
   for (const [index, raw] of tags.entries()) {
     const tag = raw.trim().toLowerCase();
@@ -78,7 +78,7 @@ function visible(field: string, value: string): string {
  */
 const wellFormed = (text: string) => text.toWellFormed().trim();
 
-export function normaliseNote(input: { title: string; body: string; tags?: string[] }): NoteInput {
+export function normaliseNote(input: { title: string; body: string; tags?: string[] | null }): NoteInput {
   const title = visible("title", lengthBetween("title", wellFormed(input.title), 1, LIMITS.titleMax, true));
   const body = visible("body", lengthBetween("body", wellFormed(input.body), 1, LIMITS.bodyMax, true));
   return { title, body, tags: normaliseTags(input.tags) };

@@ -228,7 +228,7 @@ export class Cairn {
    * The checks of a new note made before anything counts it, reserves its
    * Idempotency-Key or stores it: limits, `supersedes`, the secret scan.
    */
-  admitNote(input: { title: string; body: string; tags?: string[]; supersedes?: string | null }): AdmittedNote {
+  admitNote(input: { title: string; body: string; tags?: string[] | null; supersedes?: string | null }): AdmittedNote {
     const note = normaliseNote(input);
     const supersedes = input.supersedes == null ? null : parseNoteId(input.supersedes, "`supersedes`");
     // Tags are scanned as sent (trimmed), not as stored: they are stored lower-cased, and most credentials' patterns
@@ -238,7 +238,7 @@ export class Cairn {
     return new AdmittedNote(note, supersedes);
   }
 
-  async createNote(contributorNo: number, input: { title: string; body: string; tags?: string[]; supersedes?: string | null } | AdmittedNote, slot?: AnswerSlot) {
+  async createNote(contributorNo: number, input: { title: string; body: string; tags?: string[] | null; supersedes?: string | null } | AdmittedNote, slot?: AnswerSlot) {
     const { note, supersedes } = input instanceof AdmittedNote ? input : this.admitNote(input);
     this.breakers.hit("posts", contributorNo);
     // Looked up before the write (the new note is not in the index yet), so

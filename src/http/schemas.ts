@@ -79,8 +79,8 @@ export const NoteRequest = RequestBody({
   title: t.String({ description: `1 to ${LIMITS.titleMax} characters after trimming` }),
   body: t.String({ description: `1 to ${LIMITS.bodyMax} characters after trimming` }),
   tags: t.Optional(
-    t.Array(t.String(), {
-      description: `At most ${LIMITS.tagsMax} tags, each 1 to ${LIMITS.tagMax} characters matching ^[a-z0-9][a-z0-9._+#-]*$ after lower-casing; duplicates removed`,
+    t.Union([t.Array(t.String()), t.Null()], {
+      description: `At most ${LIMITS.tagsMax} tags, each 1 to ${LIMITS.tagMax} characters matching ^[a-z0-9][a-z0-9._+#-]*$ after lower-casing; duplicates removed. null: none`,
     }),
   ),
   supersedes: t.Optional(

@@ -180,8 +180,10 @@ forEachEngine((engine) => {
 
   describe("found by the property suite", () => {
     test("messages name a list item as `tags[0]` and say what a field with two shapes takes", async () => {
-      const tagItem = expectError(await call(server.url, "POST", "/v1/posts", { key: author.key, json: { title: "t", body: "b", tags: [null] } }), 400, "invalid_request");
+      const tagItem = expectError(await call(server.url, "POST", "/v1/posts", { key: author.key, json: { title: "t", body: "b", tags: [""] } }), 400, "invalid_request");
       expect(tagItem).toContain("`tags[0]`");
+      const tagShape = expectError(await call(server.url, "POST", "/v1/posts", { key: author.key, json: { title: "t", body: "b", tags: [null] } }), 400, "invalid_request");
+      expect(tagShape).toBe("`tags` must be an array of strings or null.");
       for (const supersedes of [{}, true, 5]) {
         const message = expectError(await call(server.url, "POST", "/v1/posts", { key: author.key, json: { title: "t", body: "b", supersedes } }), 400, "invalid_request");
         expect(message).toBe("`supersedes` must be a string or null.");

@@ -69,11 +69,15 @@ forEachEngine((engine) => {
       expect(mine.data.body.length).toBe(note.body.length);
     });
 
-    test("tags are optional: omitted gives []", async () => {
+    test("tags are optional: omitted or null gives [] (as `supersedes` takes null)", async () => {
       const note = await createNote(base, author.key, { title: t() });
       expect(note.tags).toEqual([]);
       const empty = await createNote(base, author.key, { title: t(), tags: [] });
       expect(empty.tags).toEqual([]);
+      const nulled = await createRaw({ title: t(), body: "b", tags: null });
+      expectStatus(nulled, 201);
+      expect(nulled.data.tags).toEqual([]);
+      expect(expectError(await createRaw({ title: t(), body: "b", tags: "sqlite" }), 400, "invalid_request")).toBe("`tags` must be an array of strings or null.");
     });
 
     test("unknown request fields are ignored and never echoed", async () => {
