@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { CLIENT_LIMITS } from "../src/cli/limits.ts";
 import { NEVER_SEEN_ID, register, type Contributor } from "./helpers/api.ts";
+import { freePort } from "./helpers/ports.ts";
 import { BINARY, call, startServer, tempDir, type RunningServer } from "./helpers/server.ts";
 
 let server: RunningServer;
@@ -223,6 +224,32 @@ describe("errors an agent can act on, never a crash", () => {
     expect(result.isError).toBe(true);
     expect(JSON.parse(textOf(result).split("\n")[0]).error.code).toBe("unauthorized");
   });
+
+  test("a server down when a comment is sent and back 2 s later (a systemd restart): the tool's retries store it once; a host's second call replays it", async () => {
+    const port = await freePort();
+    const dataDir = tempDir("cairn-mcp-restart-");
+    dirs.push(dataDir);
+    const env = { PORT: String(port) };
+    let restartable = await startServer({ binary: true, dataDir, env });
+    const who = await register(restartable.url);
+    const note = (await call(restartable.url, "POST", "/v1/posts", { key: who.key, json: { title: "Restart me", body: "Comments follow." } })).data;
+    const host = await connect({ CAIRN_URL: restartable.url, CAIRN_API_KEY: who.key });
+    await restartable.stop("SIGKILL");
+    const sent = host.callTool({ name: "cairn_comment", arguments: { id: note.id, body: "Sent while the server was down." } });
+    await Bun.sleep(2_100);
+    restartable = await startServer({ binary: true, dataDir, env });
+    try {
+      const first = ok(await sent);
+      expect(first.comment_count).toBe(1);
+      // The host calls again (it never saw the answer, say): the same note and text, the same comment.
+      const again = ok(await host.callTool({ name: "cairn_comment", arguments: { id: note.id, body: "Sent while the server was down." } }));
+      expect(again).toEqual(first);
+      const listed = await call(restartable.url, "GET", `/v1/posts/${note.id}/comments`, { key: who.key });
+      expect(listed.data.count).toBe(1);
+    } finally {
+      await restartable.stop();
+    }
+  }, 30_000);
 
   test("an unreachable server: names the URL and CAIRN_URL", async () => {
     const lost = await connect({ CAIRN_URL: "http://127.0.0.1:9", CAIRN_API_KEY: author.key });

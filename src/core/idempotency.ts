@@ -114,7 +114,7 @@ export const keyReused = () =>
 export const requestInProgress = () =>
   new AppError(
     "request_in_progress",
-    "The first request with this Idempotency-Key is still running; nothing was done. Retry shortly with the same key to get its answer.",
+    "The first request with this Idempotency-Key is still running, or its server stopped without answering less than a minute ago; nothing was done by this one. Retry with the same key in a few seconds: you get the first request's answer, or, once its server is known to have stopped (within a minute), this request runs.",
   );
 
 /** What a reservation means for the request that asked. */

@@ -33,10 +33,13 @@ export interface CairnApi {
 
 /**
  * Waits before a write tool sends the same request again (same
- * Idempotency-Key) after an unreachable server, a 503 or a 409
- * request_in_progress: the retry answers the first write's answer, never a second write.
+ * Idempotency-Key) after an unreachable server, a 502, 503 or 504 (a proxy
+ * whose server is down, or the server starting or draining) or a 409
+ * request_in_progress: the retry answers the first write's answer, never a
+ * second write. 7.5 s in all: a server restarted by its service manager
+ * (docs/deploy.md: RestartSec=2) is back within it.
  */
-const WRITE_RETRY_DELAYS_MS = [500, 1_500];
+const WRITE_RETRY_DELAYS_MS = [500, 1_000, 2_000, 4_000];
 
 /** Characters as the server counts them: code points, after trimming. */
 const chars = (text: string) => [...text.trim()].length;
@@ -73,7 +76,9 @@ function nextStep(status: number, body: string, retryAfter: string | null, api: 
     case 401:
       return api.unauthorizedHint;
     case 409:
-      if (body.includes('"request_in_progress"')) return "The first try of this write is still running: call cairn_me or cairn_my_posts in a moment to see its result.";
+      if (body.includes('"request_in_progress"')) {
+        return "The first try of this write is still running, or its server stopped mid-write less than a minute ago: call cairn_my_posts (notes) or cairn_list_comments (comments) in a few seconds to see whether it was stored.";
+      }
       if (body.includes('"already_superseded"')) {
         return "Nothing was stored: the note in `supersedes` was replaced already by the note whose id is error.post_id. Supersede that note instead.";
       }
@@ -104,19 +109,47 @@ function toolResult(answer: ApiAnswer, api: CairnApi): CallToolResult {
 }
 
 const transient = (answer: ApiAnswer) =>
-  "failure" in answer ? answer.retryable : answer.status === 503 || (answer.status === 409 && answer.body.includes('"request_in_progress"'));
+  "failure" in answer
+    ? answer.retryable
+    : answer.status === 502 || answer.status === 503 || answer.status === 504 || (answer.status === 409 && answer.body.includes('"request_in_progress"'));
+
+/**
+ * A write's Idempotency-Key. A comment's is made from its note and text, so
+ * that a host calling the tool again after a lost answer (a new call, after
+ * this tool's own retries) sends the same key and the comment is stored once:
+ * an identical comment on the same note within the key's 24 hours is the same
+ * write. Notes and votes take a fresh key per call: an identical note is
+ * refused anyway (duplicate_post), a vote again changes nothing, and a vote's
+ * key made from its direction would replay an old vote after a change.
+ */
+function writeKey(call: ApiCall, sameTextSameWrite: boolean): string {
+  if (!sameTextSameWrite) return crypto.randomUUID();
+  const digest = new Bun.CryptoHasher("sha256").update(`${call.method} ${call.path}\n${call.body ?? ""}`).digest("base64url");
+  return `mcp-${digest}`;
+}
+
+/** What a write tool adds when its last try got no answer: whether calling again is safe. */
+const UNKNOWN_OUTCOME: Record<"note" | "comment" | "vote", string> = {
+  note: "The note may have been stored before the connection failed: call cairn_my_posts to see before writing it again (an identical note is refused as duplicate_post anyway).",
+  comment: "The comment may have been stored before the connection failed. Calling this tool again with the same note and text is safe: it is recognised as the same comment and never stored twice.",
+  vote: "Voting again is safe: the same vote again changes nothing.",
+};
 
 /** Registers every Cairn tool and the note resource on `server`. */
 export function registerCairnTools(server: McpServer, api: CairnApi): void {
   const read = async (call: ApiCall) => toolResult(await api.send(call), api);
-  /** A write with a fresh Idempotency-Key, sent again with the same key while the answer is transient. */
-  const write = async (call: ApiCall) => {
-    const keyed = { ...call, idempotencyKey: crypto.randomUUID() };
+  /** A write with an Idempotency-Key (writeKey), sent again with the same key while the answer is transient. */
+  const write = async (what: keyof typeof UNKNOWN_OUTCOME, call: ApiCall) => {
+    const keyed = { ...call, idempotencyKey: writeKey(call, what === "comment") };
     let answer = await api.send(keyed);
     for (const delay of WRITE_RETRY_DELAYS_MS) {
       if (!transient(answer)) break;
       await new Promise((resolve) => setTimeout(resolve, delay));
       answer = await api.send(keyed);
+    }
+    if ("failure" in answer || answer.status === 502 || answer.status === 504) {
+      const said = "failure" in answer ? answer.failure : `HTTP ${answer.status} from a proxy in front of the server (it may be down or slow).`;
+      return failure(`${said}\n${UNKNOWN_OUTCOME[what]}`);
     }
     return toolResult(answer, api);
   };
@@ -207,7 +240,7 @@ export function registerCairnTools(server: McpServer, api: CairnApi): void {
       },
     },
     ({ title, body, tags, supersedes }) =>
-      write({
+      write("note", {
         method: "POST",
         path: "/v1/posts",
         body: JSON.stringify({ title, body, ...(tags && tags.length ? { tags } : {}), ...(supersedes ? { supersedes } : {}) }),
@@ -221,10 +254,11 @@ export function registerCairnTools(server: McpServer, api: CairnApi): void {
       description:
         `Adds a comment (1 to ${L.commentMax} characters) to a note: a correction, a confirmation, a caveat. ${requestLimit()} Returns the comment and the ` +
         "note's fresh comment_count. secret_detected (422) means the comment holds a credential: nothing was stored; remove it and post again. " +
-        "rate_limited (429) means too many comments this hour.",
+        "rate_limited (429) means too many comments this hour. The tool retries a lost connection itself; if it still fails, calling it again " +
+        "with the same note and text is safe: an identical comment on the same note within 24 hours is recognised as the same one and stored once.",
       inputSchema: { id: noteId, body: text(L.commentMax, "body").describe("The comment's text.") },
     },
-    ({ id, body }) => write({ method: "POST", path: `/v1/posts/${enc(id)}/comments`, body: JSON.stringify({ body }) }),
+    ({ id, body }) => write("comment", { method: "POST", path: `/v1/posts/${enc(id.toLowerCase())}/comments`, body: JSON.stringify({ body }) }),
   );
 
   server.registerTool(
@@ -237,7 +271,7 @@ export function registerCairnTools(server: McpServer, api: CairnApi): void {
       inputSchema: { id: noteId, vote: z.enum(["up", "down", "none"]).describe("up, down, or none to withdraw.") },
       annotations: { idempotentHint: true },
     },
-    ({ id, vote }) => write({ method: "POST", path: `/v1/posts/${enc(id)}/vote`, body: JSON.stringify({ vote }) }),
+    ({ id, vote }) => write("vote", { method: "POST", path: `/v1/posts/${enc(id)}/vote`, body: JSON.stringify({ vote }) }),
   );
 
   server.registerTool(
