@@ -41,7 +41,6 @@ const PUBLIC_NOTE_HEADERS = { "cache-control": "public, max-age=60", vary: "Acce
 /** A caller's (or proxy's) request id is kept only when it is short and plain. */
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{8,64}$/;
 
-
 export const VERSION: string = packageJson.version;
 
 export interface AppDeps {

@@ -1,6 +1,7 @@
 // Reading the parts of a request that come from headers a client controls:
 // the Host (inside request.url) and Accept. None of these may throw: a
 // malformed Host made `new URL(request.url)` throw, a 500 on every route.
+// No page prints the Host (docs/design.md): it may be forged.
 
 /** The path of a request URL, without parsing the origin (which holds the client's Host header). */
 export function pathOf(url: string): string {
@@ -9,20 +10,6 @@ export function pathOf(url: string): string {
   if (start === -1) return "/";
   const end = url.search(/[?#]/);
   return end === -1 || end < start ? url.slice(start) : url.slice(start, end);
-}
-
-// A DNS name or IPv4 address, or a bracketed IPv6 address, with an optional port.
-const PLAUSIBLE_HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,62})(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}))*\.?|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
-
-/**
- * The origin a browser used, for pages that print this server's address, or
- * null when the Host header is not a plausible host name (it is then never
- * copied into a page: a visitor could be shown someone else's command line).
- */
-export function originOf(request: Request): string | null {
-  const host = request.headers.get("host");
-  if (!host || host.length > 255 || !PLAUSIBLE_HOST.test(host)) return null;
-  return `${request.url.startsWith("https:") ? "https" : "http"}://${host.toLowerCase()}`;
 }
 
 interface Range {
