@@ -3,7 +3,7 @@
 // The server checks the active flag on every request, so a revoke takes effect
 // on the next request without any signal to the server.
 import { Database } from "bun:sqlite";
-import { chmodSync, copyFileSync, existsSync, mkdirSync, rmSync, statSync } from "node:fs";
+import { chmodSync, closeSync, copyFileSync, existsSync, lstatSync, mkdirSync, openSync, rmSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { ConfigError, loadConfig } from "../config.ts";
 import { AppError } from "../core/errors.ts";
@@ -141,16 +141,22 @@ export async function runAdmin(args: string[]): Promise<number> {
       case "backup": {
         const file = rest[0];
         if (!file) throw new UsageError("give the backup file: `cairn admin backup /var/backups/cairn-2026-11-22.db`");
-        if (existsSync(file)) throw new UsageError(`${file} exists already; backups never overwrite a file`);
+        if (lexists(file)) throw new UsageError(`${file} exists already (a file or a link); backups never overwrite a file`);
         const dir = dirname(resolve(file));
         if (!existsSync(dir) || !statSync(dir).isDirectory()) {
           console.error(`cairn admin: the directory ${dir} does not exist; create it first (mkdir -p ${dir}) or give a path inside an existing directory`);
           return 1;
         }
         const started = performance.now();
+        let made = false;
         try {
+          // Made here, empty, 0600 and never through a link (O_EXCL), then filled: it holds e-mail addresses and
+          // key digests, and no other user may open it in the moment before a chmod (VACUUM INTO takes an empty file).
+          closeSync(openSync(file, "wx", 0o600));
+          made = true;
           await store.backup(resolve(file));
         } catch (error) {
+          if (made) rmSync(file, { force: true });
           console.error(
             `cairn admin: the backup into ${resolve(file)} failed (${(error as Error).message}); check that this user may write in ${dir} and that the disk has room`,
           );
@@ -283,6 +289,16 @@ function copyProgressPrinter(): (progress: CopyProgress) => void {
   };
 }
 
+/** True when `path` names anything, a link whose target is missing included (existsSync follows links). */
+function lexists(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Copies a backup into an empty data directory after checking it is a sound Cairn database. */
 function restore(file: string | undefined, dataDir: string): number {
   if (!file) {
@@ -294,7 +310,7 @@ function restore(file: string | undefined, dataDir: string): number {
     return 1;
   }
   const target = databasePath(dataDir);
-  if (existsSync(target)) {
+  if (lexists(target)) {
     console.error(`cairn admin: ${target} exists; restore into a new, empty data directory (never over a live database)`);
     return 1;
   }
@@ -318,6 +334,8 @@ function restore(file: string | undefined, dataDir: string): number {
   }
   try {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    // Made 0600 and never through a link (O_EXCL), then filled.
+    closeSync(openSync(target, "wx", 0o600));
     copyFileSync(file, target);
     chmodSync(target, 0o600);
   } catch (error) {

@@ -229,12 +229,13 @@ export class Cairn {
    * Idempotency-Key or stores it: limits, `supersedes`, the secret scan.
    */
   admitNote(input: { title: string; body: string; tags?: string[] | null; supersedes?: string | null }): AdmittedNote {
+    // The scan comes first, on the text as sent: a limit's message may quote what it refuses (a tag of the wrong
+    // form is named with its value), and a credential must never come back. Tags as sent (trimmed), not as stored:
+    // they are stored lower-cased, and most credentials' patterns are case-sensitive (AKIA… lower-cased is none).
+    const sentTags = new Set((input.tags ?? []).map((tag) => tag.trim()));
+    this.refuseSecrets([["title", input.title], ["body", input.body], ...[...sentTags].map((tag): [string, string] => ["tags", tag])]);
     const note = normaliseNote(input);
     const supersedes = input.supersedes == null ? null : parseNoteId(input.supersedes, "`supersedes`");
-    // Tags are scanned as sent (trimmed), not as stored: they are stored lower-cased, and most credentials' patterns
-    // are case-sensitive (an AWS key id lower-cased is no AKIA… any more).
-    const sentTags = new Set((input.tags ?? []).map((tag) => tag.trim()));
-    this.refuseSecrets([["title", note.title], ["body", note.body], ...[...sentTags].map((tag): [string, string] => ["tags", tag])]);
     return new AdmittedNote(note, supersedes);
   }
 

@@ -52,6 +52,9 @@ export interface AppDeps {
   isAccepting: () => boolean;
 }
 
+/** The answers that carry a new API key: no cache, private or shared, may keep them. */
+const NO_STORE = "no-store";
+
 /** The routes that take a body without a key; every other route with a body is keyed. */
 const OPEN_BODY_ROUTES = new Set(["/v1/register", "/v1/web/events"]);
 
@@ -214,7 +217,10 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
       response: { 200: S.MyPostsResponse, ...S.keyedReadErrors },
       detail: { summary: "Your notes, newest first, 50 a page (opaque cursor in `next`)", tags: ["contributor"] },
     })
-    .post("/v1/me/key", ({ contributorNo, status }) => cairn.rotateKey(contributorNo).then((rotated) => status(201, rotated)), {
+    .post("/v1/me/key", ({ contributorNo, status, set }) => {
+      set.headers["cache-control"] = NO_STORE;
+      return cairn.rotateKey(contributorNo).then((rotated) => status(201, rotated));
+    }, {
       response: { 201: S.RotateKeyResponse, 413: S.ErrorBody, 415: S.ErrorBody, 429: S.ErrorBody, ...S.keyedReadErrors },
       detail: { summary: "Rotate your API key: a new key, shown once; the old one is refused from the next request on", tags: ["contributor"] },
     })
@@ -333,8 +339,10 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
     )
     .post(
       "/v1/register",
-      ({ body, request, server, status }) =>
-        cairn.register(body.email, clientIp(request, server, config.trustProxy)).then((r) => status(201, r)),
+      ({ body, request, server, status, set }) => {
+        set.headers["cache-control"] = NO_STORE;
+        return cairn.register(body.email, clientIp(request, server, config.trustProxy)).then((r) => status(201, r));
+      },
       {
         body: S.RegisterRequest,
         response: { 201: S.RegisterResponse, 403: S.ErrorBody, ...S.publicErrors },

@@ -55,10 +55,20 @@ async function readBytes(request: Request, body: ReadableStream<Uint8Array>, lim
 
 const decoder = new TextDecoder("utf-8", { fatal: false });
 
+/** The client closed the connection (or stopped sending) before its body was whole: its fault, not a bug of ours. */
+const bodyCutShort = () =>
+  invalid("The request body ended before it was whole (the connection closed or stalled). Send the whole body again.");
+
 export async function readJsonBody(request: Request, limit: number): Promise<unknown> {
   checkDeclaredLength(request, limit);
   if (!request.body) return undefined;
-  const bytes = await readBytes(request, request.body, limit);
+  let bytes: Uint8Array;
+  try {
+    bytes = await readBytes(request, request.body, limit);
+  } catch (error) {
+    if (error instanceof AppError) throw error;
+    throw bodyCutShort();
+  }
   if (bytes.byteLength === 0) return undefined;
   if (!isJsonType(request.headers.get("content-type"))) throw unsupported();
   const text = decoder.decode(bytes);

@@ -70,7 +70,8 @@ ${commentsHtml(comments)}
 <button id="copy-link" type="button">Copy link</button></main>
 <footer>A note shared from a Cairn instance.</footer>`;
   const response = htmlResponse(
-    page({ title: `${note.title} · Cairn`, body, script: SCRIPT, bodyAttributes: `data-post-id="${escapeHtml(note.id)}"`, head: previewTags(note, url) }),
+    // The title isolated (FSI … PDI), so a right-to-left override in it cannot turn the suffix around in the tab.
+    page({ title: `\u2068${note.title}\u2069 · Cairn`, body, script: SCRIPT, bodyAttributes: `data-post-id="${escapeHtml(note.id)}"`, head: previewTags(note, url) }),
     SCRIPT,
     "public, max-age=60",
   );

@@ -51,6 +51,15 @@ forEachEngine((engine) => {
       expect(me.data.contributor_no).toBe(res.data.contributor_no);
     });
 
+    test("the answers that carry a key say Cache-Control: no-store (registration and rotation)", async () => {
+      const res = await post({ email: `${unique()}@example.org` });
+      expect(res.status).toBe(201);
+      expect(res.headers.get("cache-control")).toBe("no-store");
+      const rotated = await call(base, "POST", "/v1/me/key", { key: res.data.api_key });
+      expect(rotated.status).toBe(201);
+      expect(rotated.headers.get("cache-control")).toBe("no-store");
+    });
+
     test("each registration gets a different key and the next contributor number", async () => {
       const a = await register(base);
       const b = await register(base);

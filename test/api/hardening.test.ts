@@ -103,12 +103,31 @@ forEachEngine((engine) => {
       expect(page.text).toContain('<h1 dir="auto">\u202eevil title</h1>');
       expect(page.text).toContain('dir="auto">\u202ebody</div>');
       expect(page.text).toContain('<span dir="auto">a</span>');
+      // The tab's title too: the override cannot turn " · Cairn" around.
+      expect(page.text).toContain("<title>\u2068\u202eevil title\u2069 · Cairn</title>");
     });
 
     test("a bad post_id in a web event is named as the field, not the path", async () => {
       const message = expectError(await call(server.url, "POST", "/v1/web/events", { json: { event: "page_view", post_id: "nope" } }), 400, "invalid_request");
       expect(message).toContain("`post_id`");
       expect(message).not.toContain("path");
+    });
+
+    test("a client that closes before its body is whole is no server error: a 400 in the log, no error line", async () => {
+      const { port } = new URL(server.url);
+      const before = server.logs().split("\n").length;
+      for (const path of ["/v1/register", "/v1/web/events", "/v1/posts"]) {
+        const socket = await Bun.connect({ hostname: "127.0.0.1", port: Number(port), socket: { data() {} } });
+        socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${author.key}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"ti`);
+        await Bun.sleep(50);
+        socket.end();
+      }
+      await Bun.sleep(400);
+      const lines = server.logs().split("\n").slice(before - 1).filter((line) => line.startsWith("{"));
+      expect(lines.filter((line) => line.includes('"request failed"'))).toEqual([]);
+      // The last three request lines are these requests' (earlier lines may still have been in the log's 100 ms buffer).
+      const statuses = lines.filter((line) => line.includes('"msg":"request"')).map((line) => JSON.parse(line).status);
+      expect(statuses.slice(-3)).toEqual([400, 400, 400]);
     });
 
     test("headers over 16 KB get 431 (Bun answers before the app; see docs/reliability.md)", async () => {

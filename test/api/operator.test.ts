@@ -3,7 +3,7 @@
 // fail with a non-zero exit and say what to do, never a raw library error.
 // Also: `admin stats` keys and `admin contributors`.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { adminJson, createNote, register, stats, type Contributor } from "../helpers/api.ts";
 import { BINARY, call, ROOT, startServer, tempDir, type RunningServer } from "../helpers/server.ts";
@@ -136,6 +136,27 @@ describe("cairn admin", () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toContain("does not exist");
     expect(result.stderr).toContain("mkdir -p");
+  });
+
+  test("backup and restore never write through a link, even one whose target is missing; a backup is 0600 from its first byte", async () => {
+    const dir = scratch();
+    const elsewhere = join(dir, "elsewhere.db");
+    symlinkSync(elsewhere, join(dir, "link.db"));
+    const backup = await server.admin("backup", join(dir, "link.db"));
+    expect(backup.code).toBe(2);
+    expect(backup.stderr).toContain("exists already");
+    expect(existsSync(elsewhere)).toBe(false);
+
+    const made = join(dir, "made.db");
+    expect((await server.admin("backup", made)).code).toBe(0);
+    expect(statSync(made).mode & 0o777).toBe(0o600);
+
+    const target = join(dir, "restore-here");
+    mkdirSync(target, { mode: 0o700 });
+    symlinkSync(join(dir, "restored-elsewhere.db"), join(target, "cairn.db"));
+    const restore = await run(["admin", "restore", made, "--data-dir", target], {});
+    expect(restore.code).toBe(1);
+    expect(existsSync(join(dir, "restored-elsewhere.db"))).toBe(false);
   });
 
   test("restore of a file that is not a database: exit 1, says which file to give", async () => {

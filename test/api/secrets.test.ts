@@ -182,6 +182,17 @@ forEachEngine((engine) => {
       expect(res.data.error.kind).toBe("stripe_secret_key_live");
     });
 
+    test("a credential in a tag of a form tags may not take is refused as a secret, never quoted back in a limit's message", async () => {
+      for (const tag of ["key=AKIAQWERTYUIOPASDFGH", "xoxb-1234567890-abcdefghij k"]) {
+        const res = await post({ title: "A tag of the wrong form", body: "Nothing else here.", tags: [tag] });
+        expectError(res, 422, "secret_detected");
+        expect(res.data.error.field).toBe("tags");
+        expect(res.text.toLowerCase()).not.toContain(tag.toLowerCase().slice(4, 14));
+      }
+      // A tag of the wrong form without a credential is still named with its value.
+      expect(expectError(await post({ title: "t", body: "b", tags: ["a b"] }), 400, "invalid_request")).toContain('"a b"');
+    });
+
     test("kinds the contract names: cloud key, private key block, cairn_ key, connection string, JWT", async () => {
       const cases: [string, string][] = [
         [`aws configure set aws_access_key_id AKIA2E0A8F3B244C${Math.floor(Math.random() * 9000 + 1000)}`, "aws_access_key_id"],

@@ -240,7 +240,8 @@ describe("public note page GET /v1/public/posts/{id} (Accept: text/html)", () =>
       await page.waitForLoadState("networkidle").catch(() => {});
 
       expect(await page.locator("h1").innerText()).toBe(TITLE);
-      expect(await page.title()).toBe(`${TITLE} · Cairn`);
+      // The title isolated (FSI … PDI): a right-to-left override in it cannot reorder the suffix.
+      expect(await page.title()).toBe(`\u2068${TITLE}\u2069 · Cairn`);
       const bodyText = await page.locator(".body").innerText();
       expect(bodyText).toBe(BODY);
       const visible = await page.locator("body").innerText();
