@@ -150,9 +150,8 @@ export async function runAdmin(args: string[]): Promise<number> {
         const started = performance.now();
         let made = false;
         try {
-          // Made here, empty, 0600 and never through a link (O_EXCL), then filled: it holds e-mail addresses and
-          // key digests, and no other user may open it in the moment before a chmod (VACUUM INTO takes an empty file).
-          closeSync(openSync(file, "wx", 0o600));
+          // VACUUM INTO takes an empty file.
+          createPrivateFile(file);
           made = true;
           await store.backup(resolve(file));
         } catch (error) {
@@ -289,6 +288,15 @@ function copyProgressPrinter(): (progress: CopyProgress) => void {
   };
 }
 
+/**
+ * Creates `path` empty and 0600, never through a link (O_EXCL), to be filled
+ * after: a backup or a restored database holds e-mail addresses and key
+ * digests, and no other user may open it in a moment before a chmod.
+ */
+function createPrivateFile(path: string): void {
+  closeSync(openSync(path, "wx", 0o600));
+}
+
 /** True when `path` names anything, a link whose target is missing included (existsSync follows links). */
 function lexists(path: string): boolean {
   try {
@@ -334,8 +342,7 @@ function restore(file: string | undefined, dataDir: string): number {
   }
   try {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-    // Made 0600 and never through a link (O_EXCL), then filled.
-    closeSync(openSync(target, "wx", 0o600));
+    createPrivateFile(target);
     copyFileSync(file, target);
     chmodSync(target, 0o600);
   } catch (error) {

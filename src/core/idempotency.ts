@@ -34,20 +34,16 @@ export function parseIdempotencyKey(raw: string | null | undefined): string | un
 /**
  * What identifies "the same request" for a key: the route (with its note id)
  * and the body as JSON with every object's keys sorted (a client that
- * re-serialises a map in another order sends the same request).
- */
-export function requestFingerprint(route: string, body: unknown): string {
-  return fingerprintOf(route, JSON.stringify(sortedKeys(body ?? null)));
-}
-
-/**
- * The fingerprint versions before sorted keys stored (the body's keys in the
- * order sent), when it differs: still matched, so a retry across an upgrade
+ * re-serialises a map in another order sends the same request). With it,
+ * when it differs, the fingerprint versions before sorted keys stored (the
+ * body's keys in the order sent): still matched, so a retry across an upgrade
  * replays. Such keys expire within IDEMPOTENCY_TTL_MS of the upgrade.
  */
-export function formerFingerprint(route: string, body: unknown): string | undefined {
+export function requestFingerprints(route: string, body: unknown): { fingerprint: string; formerFingerprint?: string } {
+  const sorted = JSON.stringify(sortedKeys(body ?? null));
   const sent = JSON.stringify(body ?? null);
-  return sent === JSON.stringify(sortedKeys(body ?? null)) ? undefined : fingerprintOf(route, sent);
+  const fingerprint = fingerprintOf(route, sorted);
+  return sent === sorted ? { fingerprint } : { fingerprint, formerFingerprint: fingerprintOf(route, sent) };
 }
 
 function fingerprintOf(route: string, json: string): string {
@@ -66,7 +62,7 @@ function sortedKeys(value: unknown): unknown {
 export interface IdempotentCall {
   key: string;
   fingerprint: string;
-  /** formerFingerprint's, when it differs. */
+  /** The same request as versions before sorted keys fingerprinted it, when that differs (requestFingerprints). */
   formerFingerprint?: string;
   /** The answer the caller would get for a value (or error) of the core method, as it is stored and sent. */
   render: (outcome: { value: unknown } | { error: AppError }) => StoredAnswer;

@@ -226,7 +226,7 @@ export class Cairn {
 
   /**
    * The checks of a new note made before anything counts it, reserves its
-   * Idempotency-Key or stores it: limits, `supersedes`, the secret scan.
+   * Idempotency-Key or stores it: the secret scan, limits, `supersedes`.
    */
   admitNote(input: { title: string; body: string; tags?: string[] | null; supersedes?: string | null }): AdmittedNote {
     // The scan comes first, on the text as sent: a limit's message may quote what it refuses (a tag of the wrong

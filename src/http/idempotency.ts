@@ -3,7 +3,7 @@
 // written down, and the stored answer sent back (with Idempotent-Replayed on
 // a replay).
 import type { AppError } from "../core/errors.ts";
-import { formerFingerprint, parseIdempotencyKey, requestFingerprint, type AnswerSlot } from "../core/idempotency.ts";
+import { parseIdempotencyKey, requestFingerprints, type AnswerSlot } from "../core/idempotency.ts";
 import type { Cairn } from "../core/service.ts";
 import type { StoredAnswer } from "../store/types.ts";
 import { errorBody, STATUS } from "./errors.ts";
@@ -35,7 +35,7 @@ export async function idempotentResponse(
   set: { headers: Record<string, string | number> },
   write: (slot: AnswerSlot) => Promise<unknown>,
 ): Promise<Response> {
-  const { answer, replayed } = await cairn.idempotent(contributorNo, { key, fingerprint: requestFingerprint(route, body), formerFingerprint: formerFingerprint(route, body), render: renderAs(okStatus) }, write);
+  const { answer, replayed } = await cairn.idempotent(contributorNo, { key, ...requestFingerprints(route, body), render: renderAs(okStatus) }, write);
   const headers: Record<string, string> = { "content-type": JSON_CONTENT_TYPE };
   if (replayed) headers["idempotent-replayed"] = "true";
   for (const name in set.headers) {
