@@ -2,7 +2,7 @@
 import { ConfigError, loadConfig } from "../config.ts";
 import { Cairn } from "../core/service.ts";
 import { createMailer } from "../mail/index.ts";
-import { openStore, SIGNAL_CHECK_MS, storeLocation } from "../store/index.ts";
+import { DatabaseFromNewerRelease, openStore, SIGNAL_CHECK_MS, storeLocation } from "../store/index.ts";
 import type { Store } from "../store/types.ts";
 import { createApp } from "./app.ts";
 import { createLogger } from "./log.ts";
@@ -62,6 +62,10 @@ export async function runServe(args: string[]): Promise<number> {
     store = openStore(config);
     await store.migrate();
   } catch (error) {
+    if (error instanceof DatabaseFromNewerRelease) {
+      console.error(`cairn serve: ${error.message}`);
+      return 1;
+    }
     console.error(
       config.databaseUrl !== null
         ? `cairn serve: cannot open the PostgreSQL database (${(error as Error).message}). Check DATABASE_URL or --database-url and that the server answers.`

@@ -22,3 +22,27 @@ export function embeddedMigrations(journal: { entries: { tag: string; when: numb
     };
   });
 }
+
+/**
+ * A database whose migrations table holds a step this executable does not
+ * know: a newer release migrated it. Refused at start (serve and admin), since
+ * this executable's statements would meet tables it was not written for
+ * (docs/operations.md, "Upgrades": downgrades).
+ */
+export class DatabaseFromNewerRelease extends Error {
+  constructor(what: string, newestApplied: number, migrations: Migration[]) {
+    const newest = migrations[migrations.length - 1];
+    super(
+      `${what} was migrated by a newer Cairn release (its newest migration step is dated ${new Date(newestApplied).toISOString()}; ` +
+        `this executable knows steps up to ${newest.tag}, dated ${new Date(newest.createdAt).toISOString()}). ` +
+        "Run the newer executable, or restore the backup taken before the upgrade to go back (docs/operations.md, \"Upgrades\").",
+    );
+  }
+}
+
+/** Throws DatabaseFromNewerRelease when `newestApplied` is past every step this executable embeds. */
+export function refuseNewerDatabase(what: string, newestApplied: number | null, migrations: Migration[]): void {
+  if (newestApplied !== null && newestApplied > migrations[migrations.length - 1].createdAt) {
+    throw new DatabaseFromNewerRelease(what, newestApplied, migrations);
+  }
+}
