@@ -2,7 +2,7 @@
 import { ConfigError, loadConfig } from "../config.ts";
 import { Cairn } from "../core/service.ts";
 import { createMailer } from "../mail/index.ts";
-import { DatabaseFromNewerRelease, openStore, SIGNAL_CHECK_MS, storeLocation } from "../store/index.ts";
+import { DatabaseFromNewerRelease, openStore, SIGNAL_CHECK_MS, sqliteFilesOpenToOthers, storeLocation } from "../store/index.ts";
 import type { Store } from "../store/types.ts";
 import { createApp } from "./app.ts";
 import { createLogger } from "./log.ts";
@@ -73,6 +73,11 @@ export async function runServe(args: string[]): Promise<number> {
             "Give a directory this user can write with --data-dir or DATA_DIR, or fix its permissions.",
     );
     return 1;
+  }
+  if (config.databaseUrl === null) {
+    for (const { path, mode } of sqliteFilesOpenToOthers(config.dataDir)) {
+      log.warn("other users of this machine can read this path, which holds e-mail addresses and key digests: chmod 700 the data directory and 600 its files", { path, mode });
+    }
   }
   // A signal file removed or replaced under a running server would leave it
   // deaf to revokes and other servers' note changes: map the new one, say so.

@@ -17,6 +17,8 @@ export { copySqliteToPostgres, CopyRefused, type CopyProgress } from "./copy.ts"
 export { SIGNAL_CHECK_MS } from "./sqlite/change-signal.ts";
 /** The SQLite file of a data directory (backup, restore and copy name it to the operator). */
 export { databasePath as sqliteDatabasePath } from "./sqlite/connection.ts";
+/** A SQLite data directory's paths other users may read (said at start). */
+export { openToOthers as sqliteFilesOpenToOthers } from "./sqlite/connection.ts";
 
 /**
  * The configured Store: PostgreSQL when DATABASE_URL is set, else the SQLite

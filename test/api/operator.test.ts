@@ -3,7 +3,7 @@
 // fail with a non-zero exit and say what to do, never a raw library error.
 // Also: `admin stats` keys and `admin contributors`.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { adminJson, createNote, register, stats, type Contributor } from "../helpers/api.ts";
 import { BINARY, call, ROOT, startServer, tempDir, type RunningServer } from "../helpers/server.ts";
@@ -78,6 +78,34 @@ describe("cairn serve", () => {
     expect(read.length).toBeGreaterThan(20);
     expect(read.filter((name) => !name.endsWith("_PER_HOUR") && !stdout.includes(name))).toEqual([]);
     expect(stdout).toContain("*_PER_HOUR");
+  });
+
+  test("a data directory an old build left open to other users (0755, 0644) is named at start; an owner-only one is not", async () => {
+    const dir = scratch();
+    const first = await startServer({ binary: true, dataDir: dir });
+    await first.stop();
+    const warnings = (logs: string) =>
+      logs
+        .split("\n")
+        .filter((line) => line.includes("other users of this machine can read"))
+        .map((line) => JSON.parse(line));
+    expect(warnings(first.logs())).toEqual([]);
+
+    chmodSync(dir, 0o755);
+    chmodSync(join(dir, "cairn.db"), 0o644);
+    const again = await startServer({ binary: true, dataDir: dir });
+    await again.stop();
+    const named = warnings(again.logs());
+    expect(named.map((line) => [line.path, line.mode])).toEqual([
+      [dir, "0755"],
+      [join(dir, "cairn.db"), "0644"],
+      // SQLite gives its -wal and -shm files the database file's mode.
+      [join(dir, "cairn.db-wal"), "0644"],
+      [join(dir, "cairn.db-shm"), "0644"],
+    ]);
+    expect(named[0].level).toBe("warn");
+    // Reported, never changed: the operator decides.
+    expect(statSync(join(dir, "cairn.db")).mode & 0o777).toBe(0o644);
   });
 
   test("a data directory that cannot be created: exit 1 and what to do", async () => {

@@ -2,9 +2,9 @@
 // keys on, the search file attached (search-file.ts), and the error codes that
 // mean "storage cannot answer now".
 import { Database } from "bun:sqlite";
-import { chmodSync, existsSync, mkdirSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { attachSearchFile } from "./search-file.ts";
+import { attachSearchFile, SEARCH_FILE_NAME } from "./search-file.ts";
 
 // Engine failures that mean "storage cannot answer now", not a bug.
 const UNAVAILABLE_CODES = ["SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_IOERR", "SQLITE_FULL", "SQLITE_CANTOPEN", "SQLITE_READONLY", "SQLITE_PROTOCOL"];
@@ -36,4 +36,28 @@ export function openDatabase(dataDir: string, durability: Durability = "normal")
 export function isUnavailableError(error: unknown): boolean {
   const code = (error as { code?: unknown })?.code;
   return typeof code === "string" && UNAVAILABLE_CODES.some((prefix) => code.startsWith(prefix));
+}
+
+/**
+ * The data directory and its database files that users other than the owner
+ * may read or enter (group or other permission bits set), each with its mode.
+ * Builds before the owner-only rule (docs/operations.md, "Upgrades") left them
+ * to the umask; they are reported, not changed: an operator may share them on
+ * purpose (a backup user's group).
+ */
+export function openToOthers(dataDir: string): { path: string; mode: string }[] {
+  const found: { path: string; mode: string }[] = [];
+  const check = (path: string, mask: number) => {
+    let mode: number;
+    try {
+      mode = statSync(path).mode & 0o777;
+    } catch {
+      return; // not there (a -wal file between checkpoints): nothing to say
+    }
+    if ((mode & mask) !== 0) found.push({ path, mode: mode.toString(8).padStart(4, "0") });
+  };
+  check(dataDir, 0o077);
+  const file = databasePath(dataDir);
+  for (const path of [file, `${file}-wal`, `${file}-shm`, join(dataDir, SEARCH_FILE_NAME)]) check(path, 0o066);
+  return found;
 }
