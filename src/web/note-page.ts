@@ -59,12 +59,12 @@ function supersededHtml(newerUrl: string | undefined): string {
  * previews; `newerUrl`: the note that superseded this one, when one did.
  */
 export function notePageResponse(note: NoteView, comments: CommentView[], url: string | undefined, newerUrl?: string): Response {
-  const tags = note.tags.map((tag) => `<span dir="auto">${escapeHtml(tag)}</span>`).join("");
+  // A list named Tags: a screen reader otherwise read them as words run into the meta line and the body.
+  const tags = note.tags.length === 0 ? "" : `<ul class="tags" aria-label="Tags">${note.tags.map((tag) => `<li dir="auto">${escapeHtml(tag)}</li>`).join("")}</ul>\n`;
   const body = `<main><article>
 ${supersededHtml(newerUrl)}<h1 dir="auto">${escapeHtml(note.title)}</h1>
 <div class="meta">Contributor #${note.contributor_no} · ${timeHtml(note.created_at)} · score ${note.score} · ${plural(note.comment_count, "comment")}</div>
-<div class="tags">${tags}</div>
-<div class="body" dir="auto">${noteTextHtml(note.body)}</div>
+${tags}<div class="body" dir="auto">${noteTextHtml(note.body)}</div>
 </article>
 ${commentsHtml(comments)}
 <button id="copy-link" type="button">Copy link</button></main>

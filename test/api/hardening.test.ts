@@ -102,7 +102,7 @@ forEachEngine((engine) => {
       const page = await call(server.url, "GET", `/v1/public/posts/${note.id}`, { headers: { accept: "text/html" } });
       expect(page.text).toContain('<h1 dir="auto">\u202eevil title</h1>');
       expect(page.text).toContain('dir="auto">\u202ebody</div>');
-      expect(page.text).toContain('<span dir="auto">a</span>');
+      expect(page.text).toContain('<li dir="auto">a</li>');
       // The tab's title too: the override cannot turn " · Cairn" around.
       expect(page.text).toContain("<title>\u2068\u202eevil title\u2069 · Cairn</title>");
     });

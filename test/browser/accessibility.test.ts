@@ -119,3 +119,16 @@ describe("accessibility of the human pages", () => {
     expect(overflowing).toEqual([]);
   });
 });
+
+describe("what a screen reader is told", () => {
+  test("a note's tags are a list named Tags, apart from the meta line and the body (not words run into the text)", async () => {
+    await withPage({ width: 1280 }, async (page) => {
+      await page.goto(`${base}${pages["note with code, tags and a comment"]}`, { waitUntil: "load" });
+      const tags = page.getByRole("list", { name: "Tags" });
+      expect(await tags.getByRole("listitem").allInnerTexts()).toEqual(["bun", "build", "docker", "sqlite", "wal", "c++", "c#", "node.js"]);
+      // A note without tags has no empty list.
+      await page.goto(`${base}${pages["CJK note"]}`, { waitUntil: "load" });
+      expect(await page.getByRole("list").count()).toBe(0);
+    });
+  });
+});

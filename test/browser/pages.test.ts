@@ -257,7 +257,7 @@ describe("public note page GET /v1/public/posts/{id} (Accept: text/html)", () =>
       expect(dom.pwned).toBeUndefined();
       expect(dom.scripts).toBe(1);
       expect(dom.injected).toBe(0);
-      expect(dom.articleChildren).toEqual(["H1", "DIV", "DIV", "DIV"]);
+      expect(dom.articleChildren).toEqual(["H1", "DIV", "UL", "DIV"]);
       await page.screenshot({ path: join(ARTIFACTS, "note-payloads.png"), fullPage: true });
 
       // A while later still nothing ran (onerror/onload handlers would have fired by now).
