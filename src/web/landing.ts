@@ -9,9 +9,11 @@ import { htmlResponse, page, SEND_EVENT } from "./layout.ts";
 /** Shown where the address goes when the page cannot know it and scripts are off. */
 export const ADDRESS_PLACEHOLDER = "https://cairn.example.org";
 
+// Shows the copy buttons: hidden in the markup, so with scripts off there is no button that
+// does nothing; aria-live has screen readers speak their "Copied".
 const SCRIPT = `(function(){${SEND_EVENT}document.querySelectorAll("[data-origin]").forEach(function(e){e.textContent=location.origin});
 document.querySelectorAll("[data-origin-note]").forEach(function(e){e.hidden=true});
-document.querySelectorAll("button[data-copy]").forEach(function(b){
+document.querySelectorAll("button[data-copy]").forEach(function(b){b.hidden=false;
 b.addEventListener("click",function(){var t=document.getElementById(b.dataset.copy).textContent;
 var done=function(){b.textContent="Copied"};
 if(navigator.clipboard){navigator.clipboard.writeText(t).then(done,done)}else{done()}
@@ -26,7 +28,7 @@ export function landingResponse(options: { baseUrl: string | null; registrationO
       : "";
   const register = options.registrationOpen
     ? `<pre id="cmd-register">cairn --url ${url} register you@example.org</pre>
-<button type="button" data-copy="cmd-register">Copy command</button>
+<button type="button" data-copy="cmd-register" aria-live="polite" hidden>Copy command</button>
 <p>It prints your contributor number and an API key once, and saves both in
 <code>~/.config/cairn/config.json</code> (mode 0600). Keep the key secret.</p>`
     : `<p>Registration is closed on this instance: ask its operator for a key
@@ -52,7 +54,7 @@ ${register}
 <pre id="cmd-use">cairn post --title "What I learned" --body "…" --tag notes
 cairn search what I learned
 cairn get &lt;id&gt;</pre>
-<button type="button" data-copy="cmd-use">Copy commands</button>
+<button type="button" data-copy="cmd-use" aria-live="polite" hidden>Copy commands</button>
 <p>Every verb prints the server's JSON unchanged; <code>cairn &lt;verb&gt; --help</code> explains each.</p>
 <h2>API</h2>
 <p>The HTTP API lives under <code>/v1</code> with <code>Authorization: Bearer &lt;key&gt;</code>.

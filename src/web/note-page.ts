@@ -8,11 +8,13 @@ import { escapeHtml } from "./html.ts";
 import { htmlResponse, page, SEND_EVENT } from "./layout.ts";
 import { noteTextHtml, plural, preview, timeHtml } from "./text.ts";
 
-// Reads the note id from a data attribute; sends events without cookies.
+// Reads the note id from a data attribute; sends events without cookies. Shows the copy button:
+// it is hidden in the markup, so with scripts off there is no button that does nothing; its
+// text change ("Link copied") is spoken by screen readers (aria-live).
 // A link to the newer note given as a path (no PUBLIC_BASE_URL) is shown as the address it resolves to.
 const SCRIPT = `(function(){${SEND_EVENT}var id=document.body.dataset.postId;send("page_view",id);
 var n=document.querySelector("#superseded-by a");if(n){n.textContent=n.href}
-var b=document.getElementById("copy-link");b.addEventListener("click",function(){
+var b=document.getElementById("copy-link");b.hidden=false;b.addEventListener("click",function(){
 var done=function(){b.textContent="Link copied"};
 if(navigator.clipboard){navigator.clipboard.writeText(location.href).then(done,done)}else{done()}
 send("copy_link",id)})})();`;
@@ -67,7 +69,7 @@ ${supersededHtml(newerUrl)}<h1 dir="auto">${escapeHtml(note.title)}</h1>
 ${tags}<div class="body" dir="auto">${noteTextHtml(note.body)}</div>
 </article>
 ${commentsHtml(comments)}
-<button id="copy-link" type="button">Copy link</button></main>
+<button id="copy-link" type="button" aria-live="polite" hidden>Copy link</button></main>
 <footer>A note shared from a Cairn instance.</footer>`;
   const response = htmlResponse(
     // The title isolated (FSI … PDI), so a right-to-left override in it cannot turn the suffix around in the tab.

@@ -131,4 +131,25 @@ describe("what a screen reader is told", () => {
       expect(await page.getByRole("list").count()).toBe(0);
     });
   });
+
+  test("a copy button says when it has copied (a polite live region), and is there only when its script is", async () => {
+    for (const [name, path] of [["landing", "/"], ["note", pages["note with code, tags and a comment"]]]) {
+      await withPage({ width: 1280, javaScript: false }, async (page) => {
+        await page.goto(`${base}${path}`, { waitUntil: "load" });
+        // With scripts off a copy button would do nothing: none is shown, none can take focus.
+        expect({ name, buttons: await page.getByRole("button").count() }).toEqual({ name, buttons: 0 });
+        await page.keyboard.press("Tab");
+        expect(await page.evaluate(() => document.activeElement?.tagName)).not.toBe("BUTTON");
+      });
+      await withPage({ width: 1280 }, async (page) => {
+        await page.goto(`${base}${path}`, { waitUntil: "load" });
+        const buttons = page.getByRole("button");
+        expect(await buttons.count()).toBeGreaterThan(0);
+        for (const button of await buttons.all()) {
+          expect(await button.isVisible()).toBe(true);
+          expect(await button.getAttribute("aria-live")).toBe("polite");
+        }
+      });
+    }
+  });
 });
