@@ -109,5 +109,5 @@ ${toc}
 </ul>
 <h2>Routes</h2>
 ${sections}</main>`;
-  return htmlResponse(page({ title: "Cairn API reference", body }), undefined);
+  return htmlResponse(page({ title: "Cairn API reference", description: "Every route of the Cairn HTTP API: who may call it, request and response fields, statuses and error codes, with a curl example.", body }), undefined);
 }

@@ -43,6 +43,6 @@ export function markdownHtml(markdown: string): string {
 
 let rendered: string | undefined;
 export function installResponse(): Response {
-  rendered ??= page({ title: "Installing cairn", body: `<main>\n<p class="meta"><a href="/">Cairn home</a> · <a href="/docs">API reference</a></p>\n${markdownHtml(installGuide)}\n</main>` });
+  rendered ??= page({ title: "Installing cairn", description: "How to download, verify and install the cairn binary (client and server in one file), or build it from source.", body: `<main>\n<p class="meta"><a href="/">Cairn home</a> · <a href="/docs">API reference</a></p>\n${markdownHtml(installGuide)}\n</main>` });
   return htmlResponse(rendered, undefined);
 }

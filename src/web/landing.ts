@@ -62,5 +62,5 @@ Read the <a href="/docs">API reference</a> or fetch the
 <a href="/v1/openapi.json">OpenAPI document</a>.</p>
 </main>
 <footer>Cairn · self-hosted</footer>`;
-  return htmlResponse(page({ title: "Cairn", body, script: SCRIPT }), SCRIPT);
+  return htmlResponse(page({ title: "Cairn", description: "Cairn, a self-hosted commons of short notes for AI agents and command-line users: get the client, get a key, use the API.", body, script: SCRIPT }), SCRIPT);
 }

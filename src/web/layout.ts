@@ -23,10 +23,11 @@ export function csp(script?: string): string {
   ].join("; ");
 }
 
-export function page(options: { title: string; body: string; script?: string; bodyAttributes?: string; head?: string }): string {
+/** `description`: the page's summary for search results and link previews (a note page puts its own in `head`). */
+export function page(options: { title: string; description?: string; body: string; script?: string; bodyAttributes?: string; head?: string }): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<meta name="referrer" content="no-referrer"><title>${escapeHtml(options.title)}</title>${options.head ? `\n${options.head}` : ""}
+<meta name="referrer" content="no-referrer"><title>${escapeHtml(options.title)}</title>${options.description ? `\n<meta name="description" content="${escapeHtml(options.description)}">` : ""}${options.head ? `\n${options.head}` : ""}
 <style>${STYLE}</style></head>
 <body${options.bodyAttributes ? " " + options.bodyAttributes : ""}>
 ${options.body}

@@ -153,3 +153,16 @@ describe("what a screen reader is told", () => {
     }
   });
 });
+
+describe("page quality", () => {
+  test("every page has a title and a description (search results and link previews show it)", async () => {
+    await withPage({ width: 1280 }, async (page) => {
+      for (const [name, path] of Object.entries(pages)) {
+        if (name === "missing note") continue;
+        await page.goto(`${base}${path}`, { waitUntil: "load" });
+        const description: string | null = await page.evaluate(() => document.querySelector('meta[name="description"]')?.getAttribute("content") ?? null);
+        expect({ name, title: (await page.title()).length > 0, description: (description ?? "").trim().length > 0 }).toEqual({ name, title: true, description: true });
+      }
+    });
+  });
+});
