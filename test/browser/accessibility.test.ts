@@ -166,3 +166,40 @@ describe("page quality", () => {
     });
   });
 });
+
+describe("settings a person chooses", () => {
+  test("in dark mode every page is dark (light text on a dark background, native controls too); the axe test above checks its contrast", async () => {
+    const luminance = (rgb: string) => {
+      const [r, g, b] = (rgb.match(/\d+(\.\d+)?/g) ?? []).slice(0, 3).map((v) => Number(v) / 255).map((c) => (c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4));
+      return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+    };
+    for (const dark of [false, true]) {
+      await withPage({ width: 1280, dark }, async (page) => {
+        for (const [name, path] of Object.entries(pages)) {
+          await page.goto(`${base}${path}`, { waitUntil: "load" });
+          const seen: { background: string; color: string; scheme: string } = await page.evaluate(() => {
+            const style = getComputedStyle(document.body);
+            return { background: style.backgroundColor, color: style.color, scheme: getComputedStyle(document.documentElement).colorScheme };
+          });
+          const darkPage = luminance(seen.background) < luminance(seen.color);
+          expect({ name, dark, darkPage, scheme: seen.scheme }).toEqual({ name, dark, darkPage: dark, scheme: "light dark" });
+        }
+      });
+    }
+  });
+
+  test("nothing moves on its own: no animation, transition or smooth scrolling for a person who asked for reduced motion", async () => {
+    await withPage({ width: 1280 }, async (page) => {
+      for (const [name, path] of Object.entries(pages)) {
+        await page.goto(`${base}${path}`, { waitUntil: "load" });
+        const moving: string[] = await page.evaluate(() =>
+          Array.from(document.querySelectorAll("*"))
+            .map((e: any) => getComputedStyle(e))
+            .filter((s: any) => s.animationName !== "none" || (s.transitionDuration !== "0s" && s.transitionProperty !== "none") || s.scrollBehavior === "smooth")
+            .map((s: any) => `${s.animationName} ${s.transitionDuration} ${s.scrollBehavior}`),
+        );
+        expect({ name, moving }).toEqual({ name, moving: [] });
+      }
+    });
+  });
+});
