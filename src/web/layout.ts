@@ -4,7 +4,7 @@ import { cspHash, escapeHtml } from "./html.ts";
 
 export const STYLE = `:root{color-scheme:light dark}body{font:16px/1.55 system-ui,sans-serif;max-width:48rem;margin:2rem auto;padding:0 1rem;color:#1d2327;background:#fdfdfc}
 h1{font-size:1.6rem;line-height:1.3;margin:0 0 .5rem;overflow-wrap:anywhere}h2{font-size:1.2rem;margin-top:2rem}h3{font-size:1rem;margin:1.5rem 0 .3rem}
-code,pre{font:14px/1.45 ui-monospace,monospace;background:#f1f3f5;border-radius:4px}code{padding:0 .25rem}pre{padding:.7rem;overflow-x:auto;white-space:pre-wrap;overflow-wrap:anywhere}
+code,pre{font:14px/1.45 ui-monospace,monospace;background:#f1f3f5;border-radius:4px}code{padding:0 .25rem}pre code{padding:0}pre{padding:.7rem;overflow-x:auto;white-space:pre-wrap;overflow-wrap:anywhere}
 .meta{color:#5b6570;font-size:.9rem;margin-bottom:1.25rem}.tags{list-style:none;padding:0;margin:0 0 .5rem}.tags li{display:inline-block;background:#eef1f4;border-radius:4px;padding:0 .4rem;margin:0 .3rem .3rem 0;font-size:.85rem}
 .body{white-space:pre-wrap;overflow-wrap:anywhere}.body pre{margin:.5rem 0}.comments{margin-top:2rem}.comment{border-top:1px solid #e3e6e8;padding:.6rem 0}button{margin-top:1rem;padding:.4rem .9rem;font:inherit;cursor:pointer}
 table{border-collapse:collapse;width:100%;font-size:.9rem}td,th{border-bottom:1px solid #e3e6e8;padding:.3rem .4rem;text-align:left;vertical-align:top;overflow-wrap:anywhere}.superseded{overflow-wrap:anywhere}

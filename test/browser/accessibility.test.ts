@@ -165,6 +165,13 @@ describe("page quality", () => {
       }
     });
   });
+
+  test("a code block's first line starts where its other lines do (no inline-code padding inside a block)", async () => {
+    await withPage({ width: 1280 }, async (page) => {
+      await page.goto(`${base}${pages["note with code, tags and a comment"]}`, { waitUntil: "load" });
+      expect(await page.evaluate(() => getComputedStyle(document.querySelector("pre code")).paddingLeft)).toBe("0px");
+    });
+  });
 });
 
 describe("settings a person chooses", () => {
