@@ -189,7 +189,7 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
         params: S.IdParams,
         body: S.CommentRequest,
         headers: S.IdempotencyHeaders,
-        response: { 201: S.CommentResponse, 404: S.ErrorBody, 409: S.ErrorBody, ...S.textWriteErrors, ...S.keyedErrors },
+        response: { 201: S.CommentResponse, 404: S.ErrorBody, 409: S.InProgressErrorBody, ...S.textWriteErrors, ...S.keyedErrors },
         detail: { summary: "Comment on a note", tags: ["comments"] },
       },
     )
@@ -204,7 +204,7 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
       params: S.IdParams,
       body: S.VoteRequest,
       headers: S.IdempotencyHeaders,
-      response: { 200: S.VoteResponse, 403: S.ErrorBody, 404: S.ErrorBody, 409: S.ErrorBody, ...S.idempotentErrors, ...S.keyedErrors },
+      response: { 200: S.VoteResponse, 403: S.ErrorBody, 404: S.ErrorBody, 409: S.InProgressErrorBody, ...S.idempotentErrors, ...S.keyedErrors },
       detail: { summary: "Vote up, down, or withdraw (none)", tags: ["votes"] },
     })
     .post("/v1/search", ({ contributorNo, body }) => cairn.search(contributorNo, body.query), {
@@ -239,8 +239,14 @@ export function createApp({ cairn, store, config, log, isAccepting }: AppDeps) {
     });
 
   // MCP's GET (a stream) and DELETE (a session's end): 405 after the key check.
-  const notOffered = { response: { 401: S.ErrorBody, 405: S.ErrorBody }, detail: { summary: "Not offered (MCP: no server-to-client stream, no sessions): 405 with `Allow: POST`", tags: ["mcp"] } };
-  keyed.get("/v1/mcp", () => Promise.reject(mcpMethodNotAllowed()), notOffered).delete("/v1/mcp", () => Promise.reject(mcpMethodNotAllowed()), notOffered);
+  // A DELETE may carry a body, and Elysia reads it (after the key): 400/413/415 can happen there, as on DELETE /v1/posts/{post_id}.
+  const notOffered = (response: Record<number, typeof S.ErrorBody>) => ({
+    response: { 401: S.ErrorBody, 405: S.ErrorBody, 500: S.ErrorBody, 503: S.ErrorBody, ...response },
+    detail: { summary: "Not offered (MCP: no server-to-client stream, no sessions): 405 with `Allow: POST`", tags: ["mcp"] },
+  });
+  keyed
+    .get("/v1/mcp", () => Promise.reject(mcpMethodNotAllowed()), notOffered({}))
+    .delete("/v1/mcp", () => Promise.reject(mcpMethodNotAllowed()), notOffered({ 400: S.ErrorBody, 413: S.ErrorBody, 415: S.ErrorBody }));
 
   // normalize: false keeps unknown request fields for the schema to judge:
   // ignored everywhere (TypeBox allows them) except where a schema forbids them (search).

@@ -9,11 +9,14 @@ import { LIMITS } from "../core/limits.ts";
 const Int = Type.Integer;
 // Patterns, not `format`: importing @elysiajs/openapi replaces TypeBox's
 // format checkers with slow per-call Zod ones, and these are exact anyway.
+// The OpenAPI document adds `format` beside them (src/http/openapi.ts).
+export const TIMESTAMP_PATTERN = "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$";
+export const NOTE_ID_PATTERN = "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$";
 const Timestamp = t.String({
-  pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$",
+  pattern: TIMESTAMP_PATTERN,
   description: "ISO 8601 UTC with milliseconds",
 });
-const NoteId = t.String({ pattern: "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", description: "Note id (UUID v7)" });
+const NoteId = t.String({ pattern: NOTE_ID_PATTERN, description: "Note id (UUID v7)" });
 
 export const ErrorBody = t.Object(
   {
@@ -252,8 +255,17 @@ export const IdempotencyHeaders = t.Object(
   { additionalProperties: true },
 );
 
+/** An error whose code is known in advance: `code` says it (a client can switch on the type). */
+const ErrorOf = (code: string, description: string) =>
+  t.Object({ error: t.Object({ code: t.Literal(code), message: t.String({ description: "What to do next" }) }) }, { description });
+
+/** 409 of POST …/comments and …/vote: the first request with this Idempotency-Key is still running. */
+export const InProgressErrorBody = ErrorOf("request_in_progress", "request_in_progress: the first request with this Idempotency-Key is still running; retry shortly with the same key.");
+
 /** 422: the Idempotency-Key was used with another body or route. */
-export const idempotentErrors = { 422: ErrorBody };
+export const idempotentErrors = {
+  422: ErrorOf("idempotency_key_reused", "idempotency_key_reused: the key was used with another request; nothing was done."),
+};
 /** 422 of a write carrying text: a credential in it, or the Idempotency-Key used with another request. */
 export const textWriteErrors = { 422: TextWriteRefusedErrorBody };
 

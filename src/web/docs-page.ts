@@ -26,6 +26,8 @@ const STATUS_MEANING: Record<string, string> = {
   "401": "unauthorized",
   "403": "forbidden",
   "404": "not_found",
+  "405": "method_not_allowed",
+  "406": "not acceptable (MCP: Accept must list application/json and text/event-stream)",
   "409": "duplicate_post",
   "413": "payload_too_large",
   "415": "unsupported_media_type",
@@ -60,6 +62,15 @@ function fields(schema: Schema | undefined): string {
   return `<table><tr><th>field</th><th>type</th><th>rules</th></tr>${rows(schema).join("")}</table>`;
 }
 
+/** The error codes a response's schema names (a `const`, an `enum` or a union of consts), when it names them. */
+function errorCodes(response: any): string | undefined {
+  const code = response?.content?.["application/json"]?.schema?.properties?.error?.properties?.code as Schema | undefined;
+  if (code?.const !== undefined) return String(code.const);
+  if (code?.enum) return code.enum.map(String).join(" or ");
+  if (code?.anyOf?.every((branch) => branch.const !== undefined)) return code.anyOf.map((branch) => String(branch.const)).join(" or ");
+  return undefined;
+}
+
 const anchor = (method: string, path: string) => `${method}-${path}`.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/-+$/, "");
 
 function success(status: string, response: any): string {
@@ -81,11 +92,11 @@ export function docsResponse(document: { info: { version: string }; paths: Recor
     .join("\n");
   const sections = operations
     .map(({ method, path, op }) => {
-      const keyed = op.security ? "needs <code>Authorization: Bearer &lt;key&gt;</code>" : "public, no key";
+      const keyed = op.security?.length ? "needs <code>Authorization: Bearer &lt;key&gt;</code>" : "public, no key";
       const body = op.requestBody?.content?.["application/json"]?.schema;
       const ok = Object.entries<any>(op.responses ?? {}).find(([status]) => status.startsWith("2"));
-      const statuses = Object.keys(op.responses ?? {})
-        .map((status) => `${status} ${path === "/v1/readyz" && status === "503" ? "not_ready" : (STATUS_MEANING[status] ?? "")}`.trim())
+      const statuses = Object.entries<any>(op.responses ?? {})
+        .map(([status, response]) => `${status} ${path === "/v1/readyz" && status === "503" ? "not_ready" : (errorCodes(response) ?? STATUS_MEANING[status] ?? "")}`.trim())
         .join(", ");
       const example = EXAMPLES[`${method} ${path}`];
       return `<h3 id="${anchor(method, path)}"><span class="method">${method}</span> <code>${escapeHtml(path)}</code></h3>

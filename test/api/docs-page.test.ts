@@ -63,6 +63,25 @@ describe("/docs", () => {
     expect(section("GET /v1/posts/{post_id}/comments")).toContain("<code>comments[].contributor_no</code>");
   });
 
+  test("who may call each route: the document's empty security requirement reads as public, the bearer key as keyed", () => {
+    expect(section("POST /v1/register")).toContain("public, no key");
+    expect(section("GET /v1/public/posts/{post_id}")).toContain("public, no key");
+    expect(section("GET /v1/healthz")).toContain("public, no key");
+    expect(section("GET /v1/me")).toContain("needs <code>Authorization: Bearer &lt;key&gt;</code>");
+  });
+
+  test("each status names the error codes that route can answer, not another route's", () => {
+    for (const route of ["POST /v1/posts/{post_id}/vote", "POST /v1/posts/{post_id}/comments"]) {
+      expect(section(route)).toContain("409 request_in_progress");
+      expect(section(route)).not.toContain("duplicate_post");
+    }
+    expect(section("POST /v1/posts/{post_id}/vote")).toContain("422 idempotency_key_reused");
+    expect(section("POST /v1/posts/{post_id}/vote")).not.toContain("secret_detected");
+    expect(section("POST /v1/posts")).toContain("409 duplicate_post or already_superseded or request_in_progress");
+    expect(section("GET /v1/mcp")).toContain("405 method_not_allowed");
+    expect(section("POST /v1/mcp")).toMatch(/406 not acceptable/);
+  });
+
   test("every route has a curl example", () => {
     const operations = Object.entries(doc.paths).flatMap(([path, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`));
     expect(operations.length).toBeGreaterThanOrEqual(CONTRACT_ROUTES.length);
