@@ -76,7 +76,7 @@ export async function runServe(args: string[]): Promise<number> {
   }
   if (config.databaseUrl === null) {
     for (const { path, mode } of sqliteFilesOpenToOthers(config.dataDir)) {
-      log.warn("other users of this machine can read this path, which holds e-mail addresses and key digests: chmod 700 the data directory and 600 its files", { path, mode });
+      log.warn("other users of this machine can read this path, which holds e-mail addresses and key digests: chmod 600 it", { path, mode });
     }
   }
   // A signal file removed or replaced under a running server would leave it

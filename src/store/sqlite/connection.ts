@@ -39,25 +39,25 @@ export function isUnavailableError(error: unknown): boolean {
 }
 
 /**
- * The data directory and its database files that users other than the owner
- * may read or enter (group or other permission bits set), each with its mode.
- * Builds before the owner-only rule (docs/operations.md, "Upgrades") left them
- * to the umask; they are reported, not changed: an operator may share them on
- * purpose (a backup user's group).
+ * The database files of a data directory that users other than the owner may
+ * read (group or other read or write bits set), each with its mode. Builds
+ * before the owner-only rule (docs/operations.md, "Upgrades") left them to the
+ * umask; they are reported, not changed: an operator may share them on purpose
+ * (a backup user's group). The directory's own mode is not judged: listing
+ * names reveals nothing, and systemd's StateDirectory makes it 0755 or 0750.
  */
 export function openToOthers(dataDir: string): { path: string; mode: string }[] {
   const found: { path: string; mode: string }[] = [];
-  const check = (path: string, mask: number) => {
+  const check = (path: string) => {
     let mode: number;
     try {
       mode = statSync(path).mode & 0o777;
     } catch {
       return; // not there (a -wal file between checkpoints): nothing to say
     }
-    if ((mode & mask) !== 0) found.push({ path, mode: mode.toString(8).padStart(4, "0") });
+    if ((mode & 0o066) !== 0) found.push({ path, mode: mode.toString(8).padStart(4, "0") });
   };
-  check(dataDir, 0o077);
   const file = databasePath(dataDir);
-  for (const path of [file, `${file}-wal`, `${file}-shm`, join(dataDir, SEARCH_FILE_NAME)]) check(path, 0o066);
+  for (const path of [file, `${file}-wal`, `${file}-shm`, join(dataDir, SEARCH_FILE_NAME)]) check(path);
   return found;
 }
