@@ -61,6 +61,14 @@ export interface SearchLog<P> {
    * then takes a batch whose rows it was told without reading them.
    */
   after?(position: P, rows: OwnRows): P | null;
+  /**
+   * Whether a read of the log that ended at `position` took log row `seq`
+   * (and every row committed with it). An engine whose rows are numbered in
+   * commit order (SQLite) provides it: SearchFollower.committed then drops a
+   * batch's vectors that arrive after a read took its rows (a search thread
+   * behind the serving thread reads the log for a query asked before them).
+   */
+  took?(position: P, seq: number): boolean;
   // An engine answers a key's vector from `written` (that very object) only when the key's last
   // add row in the read is this process's own write: a row id taken again by another note after a
   // delete must come with that note's vector (PostgreSQL: PostgresSearchLog.ownRow; SQLite reads
@@ -260,16 +268,31 @@ export class SearchFollower<P> {
    * postings' place (SearchLog.after), they are added without reading the
    * log: docs/design.md, "The search thread".
    */
-  committed(written?: ReadonlyMap<number, IndexedVector>, rows?: OwnRows): void {
+  committed(written?: ReadonlyMap<number, IndexedVector>, rows?: OwnRows, upTo?: number): void {
     if (this.state.kind !== "ready") return; // a build in progress follows them when it ends
     if (written && rows && this.log.after) return this.takeOwn(written, rows);
-    if (written) for (const [key, vector] of written) this.written.set(key, vector);
+    if (written) this.keepWritten(written, upTo);
     this.stale = true;
     // Where reading the log is a local read, followed now, so that no search
     // pays for catching up a burst of writes. Over a network it waits for the
     // next search or the timer: a burst of writes is then read in a few
     // statements, not one per write.
     if (this.options.followEverySearch) this.followOwn();
+  }
+
+  /**
+   * Keeps a batch's vectors for the catch-up that reads its log rows (the
+   * batch's last is `upTo`): a key's vector is then taken from them, not read
+   * back. None is kept when a read of the log took those rows already: they
+   * were applied from the database, and a vector kept would be taken by a
+   * later read for whatever note holds the key by then (SQLite gives a
+   * deleted newest note's key to the next note), indexing that note with the
+   * deleted one's terms.
+   */
+  private keepWritten(written: ReadonlyMap<number, IndexedVector>, upTo: number | undefined): void {
+    const state = this.state;
+    if (upTo !== undefined && state.kind === "ready" && this.log.took?.(state.position, upTo)) return;
+    for (const [key, vector] of written) this.written.set(key, vector);
   }
 
   /**
@@ -300,8 +323,9 @@ export class SearchFollower<P> {
    * chain (after any catch-up already started or queued, before any asked
    * later: `queued` is let go, so a search asking now waits for this step),
    * its notes are added and the place moved past its rows when they follow
-   * the place directly; otherwise (another process logged rows between, or a
-   * catch-up read these already) they are handed to a catch-up as before.
+   * the place directly; otherwise they are handed to a catch-up as before
+   * when another process logged rows between, and dropped when a catch-up
+   * read these already (keepWritten).
    */
   private takeOwn(written: ReadonlyMap<number, IndexedVector>, rows: OwnRows): void {
     const step = this.chain.then(() => {
@@ -309,7 +333,7 @@ export class SearchFollower<P> {
       if (state.kind !== "ready") return;
       const next = this.log.after!(state.position, rows);
       if (next === null) {
-        for (const [key, vector] of written) this.written.set(key, vector);
+        this.keepWritten(written, rows.last);
         this.stale = true;
         this.followOwn();
         return;

@@ -10,7 +10,8 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { searchRequest } from "../../src/core/search/query.ts";
-import { SqliteSearchLog } from "../../src/store/sqlite/memory-search.ts";
+import { searchPostings } from "../../src/core/search/memory-queries.ts";
+import { SqliteSearchLog, sqliteMemorySearch } from "../../src/store/sqlite/memory-search.ts";
 import { DEFAULT_SEARCH_MEMORY_BYTES } from "../../src/store/sqlite/search.ts";
 import { SqliteStore } from "../../src/store/sqlite/store.ts";
 import { tempDir } from "../helpers/server.ts";
@@ -187,5 +188,50 @@ test("a key this store wrote, removed and taken again within one read of the log
     expect((await log.changesSince(next, new Map([[78, own]])))?.changes).toEqual([{ key: 78, removed: null, added: own }]);
   } finally {
     sqlite.close();
+  }
+});
+
+for (const rows of [true, false]) test(`a batch's vectors that reach the postings after a read of the log took its rows are never taken for a later note on the same key (${rows ? "with its rows" : "a batch with a removal: no rows"})`, async () => {
+  // The search thread gets a batch's vectors in a message sent after COMMIT; a
+  // lagging thread may read the log first (a search asked before the batch)
+  // and take the batch's rows, and the note's delete, from the database. The
+  // newest note's key is then taken by the next note; when the late vectors
+  // arrived they were kept for the next read, which found that note's add row
+  // (and no removal) and indexed it with the deleted note's terms: found by
+  // words it does not hold, not by its own, and the term counts drifted once
+  // it was removed (an outside soak audit saw rankings differ from a fresh build).
+  const dir = tempDir("cairn-memory-search-");
+  dirs.push(dir);
+  const writer = new SqliteStore({ dataDir: dir, searchMemoryBytes: 0 });
+  await writer.migrate();
+  const reader = new Database(join(dir, "cairn.db"), { readonly: true });
+  attachSearchFile(reader, true);
+  const follower = sqliteMemorySearch(reader, DEFAULT_SEARCH_MEMORY_BYTES);
+  try {
+    await follower.start();
+    const { contributorNo } = await writer.createContributor({ email: "l@example.org", keyPrefix: "cairn_llllll", keyDigest: new Uint8Array(32), createdAt: 0 });
+    const note = (n: number, title: string, body: string) => ({ id: `00000000-0000-7000-8000-${String(n).padStart(12, "0")}`, contributorNo, title, body, tags: [], createdAt: n });
+    await writer.createNote(note(1, "Granite tor", "weathered granite"), () => false);
+    await writer.createNote(note(2, "Basalt column", "hexagonal basalt"), () => false);
+    const row = writer.sqlite.query("SELECT p.pk, v.vector, (SELECT max(seq) FROM search_log) AS seq FROM posts p JOIN search_vectors v ON v.pk = p.pk WHERE p.id = ?").get(note(2, "", "").id) as { pk: number; vector: string; seq: number };
+    expect(await writer.deleteNote(note(2, "", "").id, contributorNo)).toBe("deleted");
+    // A read of the log (a search) before the batch's message: it takes the note's add and its removal.
+    await follower.follow();
+    // The next note takes the deleted newest note's key.
+    await writer.createNote(note(3, "Pumice stone", "light volcanic pumice"), () => false);
+    expect((writer.sqlite.query("SELECT pk FROM posts WHERE id = ?").get(note(3, "", "").id) as { pk: number }).pk).toBe(row.pk);
+    // The batch's message arrives late: with its rows when they are its adds alone, else only with its last row.
+    if (rows) follower.committed(new Map([[row.pk, row.vector]]), { first: row.seq, last: row.seq }, row.seq);
+    else follower.committed(new Map([[row.pk, row.vector]]), undefined, row.seq);
+    const keys = async (query: string) => (await searchPostings((await follower.current())!, [query], 10)).map((ranked) => ranked.key);
+    expect(await keys("pumice")).toEqual([row.pk]);
+    expect(await keys("basalt")).toEqual([]);
+    expect(await keys("granite")).toHaveLength(1);
+    const index = (await follower.current())!;
+    expect([index.notes, index.notesWith("basalt"), index.notesWith("pumic")]).toEqual([2, 0, 1]);
+  } finally {
+    follower.close();
+    reader.close();
+    await writer.close();
   }
 });

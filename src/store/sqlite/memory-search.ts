@@ -91,6 +91,11 @@ export class SqliteSearchLog implements SearchLog<number> {
     return position === rows.first - 1 ? rows.last : null;
   }
 
+  /** A read that ended at `position` took every row up to it (a batch's rows commit together, so a read takes all or none). */
+  took(position: number, seq: number): boolean {
+    return position >= seq;
+  }
+
   /**
    * The log rows written after `from`, in one read transaction (the vectors
    * read are those of the same snapshot), reduced to the net change per key.

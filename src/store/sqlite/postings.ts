@@ -25,8 +25,12 @@ export interface Postings {
   start(): Promise<void>;
   /** Settles once a background build has finished (or failed). */
   loaded(): Promise<void>;
-  /** After a write batch's COMMIT: the vectors of the notes it indexed, by key (see `takes`); `rows`: its log rows when they are exactly those notes' adds. */
-  committed(written: ReadonlyMap<number, IndexedVector>, rows?: OwnRows): void;
+  /**
+   * After a write batch's COMMIT: the vectors of the notes it indexed, by key
+   * (see `takes`); `rows`: its log rows when they are exactly those notes'
+   * adds; `upTo`: its last log row (SearchFollower.committed).
+   */
+  committed(written: ReadonlyMap<number, IndexedVector>, rows?: OwnRows, upTo?: number): void;
   search(words: string[], limit: number): Promise<Ranked[] | null>;
   /** `tags`: the query's tag words (the postings' side reads which notes carry them). */
   searchTagged(words: string[], tags: string[], limit: number): Promise<Ranked[] | null>;
@@ -57,9 +61,9 @@ export class InProcessPostings implements Postings {
     return this.follower.loaded();
   }
 
-  committed(written: ReadonlyMap<number, IndexedVector>): void {
+  committed(written: ReadonlyMap<number, IndexedVector>, _rows?: OwnRows, upTo?: number): void {
     // Analysed vectors, not the stored ones the log would name: the catch-up reads the rows (SearchFollower.committed takes `rows` with stored vectors only).
-    this.follower.committed(written);
+    this.follower.committed(written, undefined, upTo);
   }
 
   async search(words: string[], limit: number): Promise<Ranked[] | null> {

@@ -84,11 +84,11 @@ export class SearchThread implements Postings {
    * cost the sender ~1.5 µs a ~2 KB note: docs/benchmarks.md, "Eleventh
    * round"), and is left detached here.
    */
-  committed(written: ReadonlyMap<number, IndexedVector>, rows?: OwnRows): void {
+  committed(written: ReadonlyMap<number, IndexedVector>, rows?: OwnRows, upTo?: number): void {
     if (written.size === 0) return;
     const moved: ArrayBuffer[] = [];
     for (const vector of written.values()) if (typeof vector !== "string" && "words" in vector) moved.push(vector.words.buffer as ArrayBuffer);
-    this.post({ committed: written as Map<number, string | WordedVector>, rows }, moved);
+    this.post({ committed: written as Map<number, string | WordedVector>, rows, upTo }, moved);
   }
 
   async search(words: string[], limit: number): Promise<Ranked[] | null> {

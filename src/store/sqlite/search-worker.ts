@@ -34,7 +34,7 @@ export type SearchQuery =
  */
 export type SearchThreadRequest =
   | { open: { file: string; budgetBytes: number; loadNowPostings?: number } }
-  | { committed: Map<number, string | WordedVector>; rows?: OwnRows }
+  | { committed: Map<number, string | WordedVector>; rows?: OwnRows; upTo?: number }
   | { queries: ({ id: number } & SearchQuery)[] }
   | { close: true };
 /** `off`: why the postings do not serve queries now (null: they do), sent with every answer. */
@@ -141,7 +141,7 @@ const REPLY_WAIT_MS = 0.5;
 self.onmessage = ({ data }: MessageEvent<SearchThreadRequest>) => {
   try {
     if ("open" in data) open(data.open);
-    else if ("committed" in data) follower?.committed(data.committed, data.rows);
+    else if ("committed" in data) follower?.committed(data.committed, data.rows, data.upTo);
     else if ("close" in data) {
       follower?.close();
       follower = null;

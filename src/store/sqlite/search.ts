@@ -170,7 +170,8 @@ export class SqliteSearch implements SearchSource {
   committed(): void {
     this.termCounts.committed();
     if (this.written.size > 0) {
-      this.postings.committed(this.written, this.ownRows());
+      // The batch's last log row too: vectors that reach the postings after a read of the log took them are dropped.
+      this.postings.committed(this.written, this.ownRows(), this.batchRows.at(-1)?.seq);
       this.written.clear();
     }
     this.batchRows = [];
