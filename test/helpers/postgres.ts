@@ -141,14 +141,20 @@ async function startCluster(): Promise<Cluster> {
 
 let databases = 0;
 
-/** A new, empty database in the test process's cluster; returns its URL. */
-export async function freshDatabase(prefix = "cairn"): Promise<string> {
+/**
+ * A new, empty database in the test process's cluster; returns its URL. The
+ * cluster's collation is C (code points); `icuLocale` (e.g. "en-US") makes
+ * the database's default collation a language's, as `createdb` gives on a
+ * cluster made under en_US.UTF-8 (docs/deploy.md).
+ */
+export async function freshDatabase(prefix = "cairn", options: { icuLocale?: string } = {}): Promise<string> {
   const c = await cluster();
   databases += 1;
   const name = `${prefix}_${process.pid}_${databases}`.replace(/[^a-z0-9_]/gi, "_").toLowerCase();
   const sql = new Bun.SQL(c.adminUrl, { max: 1 });
   try {
-    await sql.unsafe(`CREATE DATABASE ${name}`);
+    const collation = options.icuLocale ? ` TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE '${options.icuLocale.replace(/[^A-Za-z0-9_-]/g, "")}'` : "";
+    await sql.unsafe(`CREATE DATABASE ${name}${collation}`);
   } finally {
     await sql.close();
   }

@@ -127,7 +127,11 @@ export class PostgresSearch {
 /**
  * The table's answers to the query step and the scorer, in the snapshot of
  * `tx`: corpus sizes summed from the vectors' lengths, term counts and typo
- * vocabulary by matching the vectors' text (each count asked once).
+ * vocabulary by matching the vectors' text (each count asked once). The
+ * vocabulary range compares terms as code points (COLLATE "C"), as the
+ * in-memory postings and SQLite do: in a database of a language's collation
+ * (`createdb` on an en_US.UTF-8 or ICU cluster) "wełna" sorts between "wel"
+ * and "wem", so this path corrected "welna" to it and the postings did not.
  */
 function tableSource(tx: BunSQL) {
   const counted = new Map<string, number>();
@@ -157,7 +161,7 @@ function tableSource(tx: BunSQL) {
       (await tx`
         SELECT m[1] AS term, count(*)::int AS doc
           FROM search_vectors, regexp_matches(vector, ${` (${prefixPattern(from, to)}[^ :]*):`}, 'g') m
-         WHERE m[1] >= ${from} AND m[1] < ${to} GROUP BY m[1]`) as { term: string; doc: number }[],
+         WHERE m[1] COLLATE "C" >= ${from} AND m[1] COLLATE "C" < ${to} GROUP BY m[1]`) as { term: string; doc: number }[],
     vectors: (keys: number[]) => vectorsOf(tx, keys),
   };
 }
