@@ -124,6 +124,19 @@ describe("text", () => {
     expect(codePointLength(emoji)).toBe(400);
     expect(emoji).toBe("😀".repeat(400));
   });
+
+  test("snip: beside a Chinese or Japanese character is a word boundary, so an early space does not empty the snip", () => {
+    // Cut back to the last space, these gave "注意:" and "ERROR 2024-05-01" of a 400-character budget.
+    const chinese = "注意: " + "这是一个很长的中文段落".repeat(60);
+    expect(snip(chinese, 400)).toEqual({ text: chinese.slice(0, 400), truncated: true });
+    const japanese = "ERROR 2024-05-01 " + "データベースの接続".repeat(60);
+    expect(snip(japanese, 400)).toEqual({ text: japanese.slice(0, 400), truncated: true });
+    // An identifier glued to CJK text is cut before it, not inside it; a space still wins when it is later.
+    expect(snip("日本語useMemo", 6)).toEqual({ text: "日本語", truncated: true });
+    expect(snip("日本語 abc defgh", 10)).toEqual({ text: "日本語 abc", truncated: true });
+    // Characters outside the BMP (CJK Extension B) are never split.
+    expect(snip("ab " + "𠀀".repeat(500), 400)).toEqual({ text: "ab " + "𠀀".repeat(397), truncated: true });
+  });
 });
 
 describe("search syntax", () => {
