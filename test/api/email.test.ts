@@ -88,6 +88,25 @@ describe("welcome e-mail", () => {
     expectNoAddressIn(logs, people.map((p) => p.email));
   }, SLOW);
 
+  test("logger or debug in SMTP_URL's query does not turn nodemailer's log on: no address in the server's output", async () => {
+    // nodemailer reads options from the URL's query and lets them win over
+    // the ones Cairn passes: ?logger=true&debug=true printed every RCPT TO and
+    // the whole message to stdout.
+    const sink = new MailSink(await freePort());
+    await sink.up();
+    cleanups.push(() => sink.down());
+    const server = await startServer({ env: emailEnv(sink, { SMTP_URL: `${sink.url}&logger=true&debug=true` }) });
+    cleanups.push(() => server.stop());
+    const email = `${unique("debug")}@example.org`;
+    await register(server.url, { email });
+    await waitFor("the welcome mail", () => sink.to(email).length === 1);
+    await waitFor("the mail recorded as sent", () => server.logs().includes('"msg":"mail sent"'));
+    const logs = server.logs();
+    expectNoAddressIn(logs, [email]);
+    expect(logs).not.toContain("RCPT TO");
+    expect(logs).not.toContain("Welcome to Cairn");
+  }, SLOW);
+
   test("EMAIL_ENABLED=0 (the default): no mail, no outbox row, no SMTP connection", async () => {
     const sink = new MailSink(await freePort());
     await sink.up();

@@ -13,6 +13,7 @@ import {
   SEND_TIMEOUT_MS,
   tooOld,
 } from "../../src/mail/policy.ts";
+import { withoutLockedOptions } from "../../src/mail/smtp.ts";
 import { renderMail } from "../../src/mail/welcome.ts";
 
 const policy = { baseMs: 5_000, maxMs: 600_000 };
@@ -153,6 +154,17 @@ describe("addresses stay out of logs and last_error", () => {
     ]) {
       expect(isSingleAddress(bad)).toBe(false);
     }
+  });
+
+  test("SMTP_URL's logger and debug options are dropped; the credentials and other options stay as written", () => {
+    expect(withoutLockedOptions("smtp://mail.example.org:25?ignoreTLS=true")).toBe("smtp://mail.example.org:25?ignoreTLS=true");
+    const url = new URL(
+      withoutLockedOptions("smtp://agent:p%40ss%3Aw%2Frd@mail.example.org:587?logger=true&tls.rejectUnauthorized=false&debug=1&transactionLog=true"),
+    );
+    expect([...url.searchParams.keys()]).toEqual(["tls.rejectUnauthorized"]);
+    expect(url.username).toBe("agent");
+    expect(decodeURIComponent(url.password)).toBe("p@ss:w/rd");
+    expect(`${url.hostname}:${url.port}`).toBe("mail.example.org:587");
   });
 });
 
