@@ -225,6 +225,30 @@ describe("welcome e-mail", () => {
     expect(rows.every((row) => row.sent_at !== null)).toBe(true);
     for (const server of [first, second, third]) expectNoAddressIn(server.logs(), people.map((p) => p.email));
   }, SLOW);
+
+  test("a relay that refuses to relay for Cairn (5xx to RCPT TO) keeps the mail queued; it goes out once the relay is fixed", async () => {
+    // Postfix answers "554 5.7.1 <rcpt>: Relay access denied" at RCPT TO when
+    // the client is not allowed to relay (no or wrong credentials, not in
+    // mynetworks). That is the operator's setting, the same for every mail:
+    // it must not give up every welcome mail of the meantime for good.
+    const sink = new MailSink(await freePort());
+    await sink.up();
+    cleanups.push(() => sink.down());
+    sink.refuseRecipients = { code: 554, text: "5.7.1 Relay access denied" };
+    const dataDir = tempDir();
+    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    const server = await startServer({ env: emailEnv(sink), dataDir });
+    cleanups.push(() => server.stop());
+    const email = `${unique("relay")}@example.org`;
+    await register(server.url, { email });
+    await waitFor("a refused attempt", () => /"msg":"mail not sent; will retry".*Relay access denied/.test(server.logs()));
+    expect(server.logs()).not.toContain('"msg":"mail given up"');
+    expect(outboxRows(dataDir)[0].recipient).toBe(email);
+
+    sink.refuseRecipients = null; // the operator fixed the relay
+    await waitFor("the welcome mail", () => sink.to(email).length === 1);
+    expectNoAddressIn(server.logs(), [email]);
+  }, SLOW);
 });
 
 describe("personal data and third parties (issue 12)", () => {
