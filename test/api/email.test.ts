@@ -105,6 +105,7 @@ describe("welcome e-mail", () => {
     expectNoAddressIn(logs, [email]);
     expect(logs).not.toContain("RCPT TO");
     expect(logs).not.toContain("Welcome to Cairn");
+    expect(await server.stop()).toBe(0);
   }, SLOW);
 
   test("EMAIL_ENABLED=0 (the default): no mail, no outbox row, no SMTP connection", async () => {
@@ -247,6 +248,7 @@ describe("welcome e-mail", () => {
 
     sink.refuseRecipients = null; // the operator fixed the relay
     await waitFor("the welcome mail", () => sink.to(email).length === 1);
+    expect(await server.stop()).toBe(0);
     expectNoAddressIn(server.logs(), [email]);
   }, SLOW);
 });
