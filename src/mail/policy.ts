@@ -52,6 +52,9 @@ interface SmtpErrorShape {
   command?: unknown;
   responseCode?: unknown;
   permanent?: unknown;
+  /** The server's reply as received (nodemailer). */
+  response?: unknown;
+  message?: unknown;
 }
 
 const SERVER_CODES = new Set([
@@ -70,6 +73,18 @@ const SERVER_CODES = new Set([
   "ECONFIG",
 ]);
 
+/**
+ * Refusals that name us, not the recipient: the relay does not relay for this
+ * client (missing or wrong credentials, not in its networks), or refuses the
+ * client, its EHLO name or the sender address. Postfix gives its client, EHLO
+ * and sender refusals at RCPT TO (smtpd_delay_reject), and a relay refuses
+ * relaying there, as a 5xx. Every mail gets the same answer until the operator
+ * fixes the settings, so they are the server's failures, like bad credentials:
+ * giving each row up would lose every welcome mail of the meantime for good.
+ */
+const REFUSES_US =
+  /relay(ing)? access denied|relaying denied|relay(ing)? not (permitted|allowed)|unable to relay|client host rejected|helo command rejected|sender address rejected|authentication required/i;
+
 export function classifyFailure(error: unknown): FailureKind {
   const e = (typeof error === "object" && error !== null ? error : {}) as SmtpErrorShape;
   const code = typeof e.code === "string" ? e.code : "";
@@ -78,13 +93,16 @@ export function classifyFailure(error: unknown): FailureKind {
   // Nodemailer refused the envelope before talking to the server: a malformed
   // recipient is this row's problem, a malformed sender the operator's.
   if (code === "EENVELOPE" && command === "API") {
-    const message = typeof (e as { message?: unknown }).message === "string" ? (e as { message: string }).message : "";
+    const message = typeof e.message === "string" ? e.message : "";
     return /sender/i.test(message) ? "server" : "refused";
   }
   if (reply === null || SERVER_CODES.has(code) || reply === 421) return "server";
   if (command.startsWith("MAIL FROM") || command.startsWith("EHLO") || command.startsWith("HELO") || command === "CONN") {
     return "server";
   }
+  // 530: authentication required (RFC 4954), whatever the command.
+  const text = [e.response, e.message].filter((part) => typeof part === "string").join(" ");
+  if (reply === 530 || REFUSES_US.test(text)) return "server";
   const permanent = typeof e.permanent === "boolean" ? e.permanent : reply >= 500 && reply !== 503;
   if (permanent && (command.startsWith("RCPT") || command === "DATA")) return "refused";
   return "message";

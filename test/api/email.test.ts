@@ -88,6 +88,26 @@ describe("welcome e-mail", () => {
     expectNoAddressIn(logs, people.map((p) => p.email));
   }, SLOW);
 
+  test("logger or debug in SMTP_URL's query does not turn nodemailer's log on: no address in the server's output", async () => {
+    // nodemailer reads options from the URL's query and lets them win over
+    // the ones Cairn passes: ?logger=true&debug=true printed every RCPT TO and
+    // the whole message to stdout.
+    const sink = new MailSink(await freePort());
+    await sink.up();
+    cleanups.push(() => sink.down());
+    const server = await startServer({ env: emailEnv(sink, { SMTP_URL: `${sink.url}&logger=true&debug=true` }) });
+    cleanups.push(() => server.stop());
+    const email = `${unique("debug")}@example.org`;
+    await register(server.url, { email });
+    await waitFor("the welcome mail", () => sink.to(email).length === 1);
+    await waitFor("the mail recorded as sent", () => server.logs().includes('"msg":"mail sent"'));
+    const logs = server.logs();
+    expectNoAddressIn(logs, [email]);
+    expect(logs).not.toContain("RCPT TO");
+    expect(logs).not.toContain("Welcome to Cairn");
+    expect(await server.stop()).toBe(0);
+  }, SLOW);
+
   test("EMAIL_ENABLED=0 (the default): no mail, no outbox row, no SMTP connection", async () => {
     const sink = new MailSink(await freePort());
     await sink.up();
@@ -205,6 +225,31 @@ describe("welcome e-mail", () => {
     expect(rows.length).toBe(5);
     expect(rows.every((row) => row.sent_at !== null)).toBe(true);
     for (const server of [first, second, third]) expectNoAddressIn(server.logs(), people.map((p) => p.email));
+  }, SLOW);
+
+  test("a relay that refuses to relay for Cairn (5xx to RCPT TO) keeps the mail queued; it goes out once the relay is fixed", async () => {
+    // Postfix answers "554 5.7.1 <rcpt>: Relay access denied" at RCPT TO when
+    // the client is not allowed to relay (no or wrong credentials, not in
+    // mynetworks). That is the operator's setting, the same for every mail:
+    // it must not give up every welcome mail of the meantime for good.
+    const sink = new MailSink(await freePort());
+    await sink.up();
+    cleanups.push(() => sink.down());
+    sink.refuseRecipients = { code: 554, text: "5.7.1 Relay access denied" };
+    const dataDir = tempDir();
+    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    const server = await startServer({ env: emailEnv(sink), dataDir });
+    cleanups.push(() => server.stop());
+    const email = `${unique("relay")}@example.org`;
+    await register(server.url, { email });
+    await waitFor("a refused attempt", () => /"msg":"mail not sent; will retry".*Relay access denied/.test(server.logs()));
+    expect(server.logs()).not.toContain('"msg":"mail given up"');
+    expect(outboxRows(dataDir)[0].recipient).toBe(email);
+
+    sink.refuseRecipients = null; // the operator fixed the relay
+    await waitFor("the welcome mail", () => sink.to(email).length === 1);
+    expect(await server.stop()).toBe(0);
+    expectNoAddressIn(server.logs(), [email]);
   }, SLOW);
 });
 

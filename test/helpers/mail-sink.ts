@@ -12,6 +12,8 @@ export interface Received {
 export class MailSink {
   readonly received: Received[] = [];
   connections = 0;
+  /** When set, every RCPT TO is answered with this reply (e.g. a relay that refuses to relay). */
+  refuseRecipients: { code: number; text: string } | null = null;
   private server: SMTPServer | null = null;
 
   constructor(readonly port: number) {}
@@ -29,6 +31,11 @@ export class MailSink {
       onConnect: (_session, callback) => {
         this.connections += 1;
         callback();
+      },
+      onRcptTo: (_address, _session, callback) => {
+        const refusal = this.refuseRecipients;
+        if (!refusal) return callback();
+        callback(Object.assign(new Error(refusal.text), { responseCode: refusal.code }));
       },
       onData: (stream, session, callback) => {
         const chunks: Buffer[] = [];

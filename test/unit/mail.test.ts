@@ -13,6 +13,7 @@ import {
   SEND_TIMEOUT_MS,
   tooOld,
 } from "../../src/mail/policy.ts";
+import { withoutLockedOptions } from "../../src/mail/smtp.ts";
 import { renderMail } from "../../src/mail/welcome.ts";
 
 const policy = { baseMs: 5_000, maxMs: 600_000 };
@@ -97,6 +98,25 @@ describe("classifyFailure", () => {
     expect(classifyFailure(err({ code: "EENVELOPE", command: "MAIL FROM", responseCode: 550, permanent: true }))).toBe("server");
   });
 
+  test("a 5xx to RCPT TO that refuses us, not the recipient (relaying denied, client or sender refused, auth required), pauses the sender", () => {
+    const rcpt = (responseCode: number, response: string) =>
+      err({ code: "EENVELOPE", command: "RCPT TO", responseCode, permanent: responseCode >= 500, response, message: `Can't send mail - all recipients were rejected: ${response}` });
+    for (const refusal of [
+      rcpt(554, "554 5.7.1 <bob@example.org>: Relay access denied"), // Postfix
+      rcpt(550, "550 5.7.1 <bob@example.org>... Relaying denied"), // Sendmail
+      rcpt(550, "550 relay not permitted"), // Exim
+      rcpt(550, "550 5.7.54 SMTP; Unable to relay recipient in non-accepted domain"), // Exchange
+      rcpt(554, "554 5.7.1 <unknown[192.0.2.1]>: Client host rejected: Access denied"),
+      rcpt(553, "553 5.7.1 <cairn@example.org>: Sender address rejected: not owned by user x"),
+      rcpt(530, "530 5.7.0 Authentication required"),
+    ]) {
+      expect(classifyFailure(refusal)).toBe("server");
+    }
+    // The recipient itself refused stays a refusal of this row.
+    expect(classifyFailure(rcpt(550, "550 5.1.1 <bob@example.org>: Recipient address rejected: User unknown in local recipient table"))).toBe("refused");
+    expect(classifyFailure(rcpt(550, "550 5.7.1 <bob@example.org>: Recipient address rejected: Access denied"))).toBe("refused");
+  });
+
   test("a temporary refusal of this message retries this row only", () => {
     expect(classifyFailure(err({ code: "EENVELOPE", command: "RCPT TO", responseCode: 450, permanent: false }))).toBe("message");
     expect(classifyFailure(err({ code: "EMESSAGE", command: "DATA", responseCode: 451, permanent: false }))).toBe("message");
@@ -153,6 +173,17 @@ describe("addresses stay out of logs and last_error", () => {
     ]) {
       expect(isSingleAddress(bad)).toBe(false);
     }
+  });
+
+  test("SMTP_URL's logger and debug options are dropped; the credentials and other options stay as written", () => {
+    expect(withoutLockedOptions("smtp://mail.example.org:25?ignoreTLS=true")).toBe("smtp://mail.example.org:25?ignoreTLS=true");
+    const url = new URL(
+      withoutLockedOptions("smtp://agent:p%40ss%3Aw%2Frd@mail.example.org:587?logger=true&tls.rejectUnauthorized=false&debug=1&transactionLog=true"),
+    );
+    expect([...url.searchParams.keys()]).toEqual(["tls.rejectUnauthorized"]);
+    expect(url.username).toBe("agent");
+    expect(decodeURIComponent(url.password)).toBe("p@ss:w/rd");
+    expect(`${url.hostname}:${url.port}`).toBe("mail.example.org:587");
   });
 });
 
