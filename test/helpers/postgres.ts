@@ -54,6 +54,19 @@ function extraSettings(): string[] {
   return (process.env.CAIRN_TEST_PG_SETTINGS ?? "").split(/\s+/).filter(Boolean).flatMap((setting) => ["-c", setting]);
 }
 
+/**
+ * The cluster's locale: C unless CAIRN_TEST_PG_LOCALE names another, as the
+ * operator's distribution would have made it (docs/deploy.md: `createdb` on
+ * that cluster), so every database the tests create has that collation and
+ * character classes. A libc locale ("en_US.UTF-8", "tr_TR.UTF-8": it must be
+ * in `locale -a`) or an ICU one ("icu:en-US", "icu:tr-TR"; LC_CTYPE C.UTF-8).
+ */
+export function clusterLocaleArgs(wanted = process.env.CAIRN_TEST_PG_LOCALE): string[] {
+  if (!wanted || wanted === "C") return ["--locale=C"];
+  if (wanted.startsWith("icu:")) return ["--locale=C.UTF-8", "--locale-provider=icu", `--icu-locale=${wanted.slice(4)}`];
+  return [`--locale=${wanted}`];
+}
+
 /** Temporary directory prefix of a cluster: `cairn-pg-`, plus the run's id when `bun run test` gave one. */
 export const clusterDirPrefix = (run?: string) => (run ? `cairn-pg-${run}-` : "cairn-pg-");
 
@@ -96,7 +109,7 @@ async function startCluster(): Promise<Cluster> {
   const dir = mkdtempSync(join(tmpdir(), clusterDirPrefix(process.env.CAIRN_PG_RUN)));
   if (userInfo().uid === 0) chownSync(dir, Number(Bun.spawnSync(["id", "-u", "postgres"]).stdout.toString().trim()), Number(Bun.spawnSync(["id", "-g", "postgres"]).stdout.toString().trim()));
   const data = join(dir, "data");
-  await run([join(bin, "initdb"), "-D", data, "-U", "cairn", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync"]);
+  await run([join(bin, "initdb"), "-D", data, "-U", "cairn", "-A", "trust", "-E", "UTF8", ...clusterLocaleArgs(), "--no-sync"]);
   const port = await freePort();
   // fsync off: the tests kill Cairn, never PostgreSQL, so durability of the cluster itself is not under test.
   const proc = Bun.spawn(
@@ -143,7 +156,8 @@ let databases = 0;
 
 /**
  * A new, empty database in the test process's cluster; returns its URL. The
- * cluster's collation is C (code points); `icuLocale` (e.g. "en-US") makes
+ * cluster's collation is C (code points) unless CAIRN_TEST_PG_LOCALE says
+ * otherwise (clusterLocaleArgs); `icuLocale` (e.g. "en-US") makes
  * the database's default collation a language's, as `createdb` gives on a
  * cluster made under en_US.UTF-8 (docs/deploy.md).
  */
