@@ -4,11 +4,12 @@
 // Turkish one lower-cases "I" to dotless "ı". Each PostgreSQL case runs on
 // databases of language locales (ICU: no OS locale needed); SQLite is the
 // reference. Looped over every engine.
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { rmSync } from "node:fs";
 import { adminJson, call, createNote, expectStatus, inBatches, NO_BREAKERS, register, stats } from "../helpers/api.ts";
 import { forEachEngine } from "../helpers/engines.ts";
-import { freshDatabase } from "../helpers/postgres.ts";
-import { startServer, type RunningServer } from "../helpers/server.ts";
+import { cluster, freshDatabase, testEngines } from "../helpers/postgres.ts";
+import { command, startServer, tempDir, type RunningServer } from "../helpers/server.ts";
 
 /** Language locales whose collation or case mapping differ from code points: punctuation and case ignored at first, "I" → "ı". */
 const LOCALES = ["en-US", "tr-TR"];
@@ -93,3 +94,44 @@ forEachEngine((engine) => {
     });
   });
 });
+
+if (testEngines().includes("postgres")) {
+  describe("postgres, a database that is not UTF-8", () => {
+    /** `cairn …` on the database, as an operator runs it: exit code and stderr (10 s at most). */
+    const cairn = async (args: string[], url: string) => {
+      const dataDir = tempDir();
+      const child = Bun.spawn([...command(false), ...args], { env: { ...process.env, DATABASE_URL: url, DATA_DIR: dataDir, PORT: "0" }, stdout: "pipe", stderr: "pipe" });
+      const timer = setTimeout(() => child.kill(), 10_000);
+      const [stderr, code] = await Promise.all([new Response(child.stderr).text(), child.exited]);
+      clearTimeout(timer);
+      rmSync(dataDir, { recursive: true, force: true });
+      return { code, stderr };
+    };
+
+    test("a new LATIN1 database (createdb on a cluster of a Latin-1 locale) is refused at start with what to do, and left untouched", async () => {
+      const c = await cluster();
+      const name = `cairn_latin1_${process.pid}`;
+      const admin = new Bun.SQL(c.adminUrl, { max: 1 });
+      try {
+        await admin.unsafe(`CREATE DATABASE ${name} ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0`);
+      } finally {
+        await admin.close();
+      }
+      const url = `postgres://cairn@127.0.0.1:${c.port}/${name}`;
+      // Before the refusal, serve migrated it and then answered 500 to any note or address outside Latin-1 (an emoji, "wełna").
+      for (const args of [["serve"], ["admin", "stats"]]) {
+        const run = await cairn(args, url);
+        expect({ args, code: run.code }).toEqual({ args, code: 1 });
+        expect(run.stderr).toContain(`${name} has encoding LATIN1`);
+        expect(run.stderr).toContain("createdb --encoding UTF8");
+        expect(run.stderr).not.toContain("    at ");
+      }
+      const sql = new Bun.SQL(url, { max: 1 });
+      try {
+        expect(await sql`SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()`).toEqual([]);
+      } finally {
+        await sql.close();
+      }
+    });
+  });
+}
