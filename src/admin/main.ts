@@ -18,7 +18,7 @@ const HELP = `cairn admin — operator verbs on the data directory (DATA_DIR, de
   cairn admin activate N            allow contributor N's key again
   cairn admin contributors [--email E]
                                     list contributors (number, e-mail, active, created_at, post_count);
-                                    with --email only that address (any case)
+                                    with --email only that address (ASCII letters in any case)
   cairn admin stats                 counts of contributors, notes, comments, votes, queued e-mail and web events
   cairn admin backup FILE           online, consistent copy of the database into FILE (new file)
   cairn admin restore FILE          put a backup in place as DATA_DIR/cairn.db (DATA_DIR must hold no
