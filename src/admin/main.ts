@@ -8,7 +8,7 @@ import { dirname, resolve } from "node:path";
 import { ConfigError, loadConfig } from "../config.ts";
 import { AppError } from "../core/errors.ts";
 import { Cairn } from "../core/service.ts";
-import { copySqliteToPostgres, CopyRefused, DatabaseFromNewerRelease, openStore, type CopyProgress, SIGNAL_CHECK_MS, sqliteDatabasePath as databasePath, StoreNotFound } from "../store/index.ts";
+import { copySqliteToPostgres, CopyRefused, DatabaseFromNewerRelease, openStore, type CopyProgress, SIGNAL_CHECK_MS, sqliteDatabasePath as databasePath, StoreNotFound, UnsuitableDatabase } from "../store/index.ts";
 import type { Store } from "../store/types.ts";
 
 const HELP = `cairn admin — operator verbs on the data directory (DATA_DIR, default ./data)
@@ -18,7 +18,7 @@ const HELP = `cairn admin — operator verbs on the data directory (DATA_DIR, de
   cairn admin activate N            allow contributor N's key again
   cairn admin contributors [--email E]
                                     list contributors (number, e-mail, active, created_at, post_count);
-                                    with --email only that address (any case)
+                                    with --email only that address (ASCII letters in any case)
   cairn admin stats                 counts of contributors, notes, comments, votes, queued e-mail and web events
   cairn admin backup FILE           online, consistent copy of the database into FILE (new file)
   cairn admin restore FILE          put a backup in place as DATA_DIR/cairn.db (DATA_DIR must hold no
@@ -201,7 +201,7 @@ export async function runAdmin(args: string[]): Promise<number> {
       console.error(`cairn admin: ${error.message}`);
       return 2;
     }
-    if (error instanceof AppError || error instanceof DatabaseFromNewerRelease) {
+    if (error instanceof AppError || error instanceof DatabaseFromNewerRelease || error instanceof UnsuitableDatabase) {
       console.error(`cairn admin: ${error.message}`);
       return 1;
     }

@@ -2,7 +2,7 @@
 import { ConfigError, loadConfig } from "../config.ts";
 import { Cairn } from "../core/service.ts";
 import { createMailer } from "../mail/index.ts";
-import { DatabaseFromNewerRelease, openStore, SIGNAL_CHECK_MS, sqliteFilesOpenToOthers, storeLocation } from "../store/index.ts";
+import { DatabaseFromNewerRelease, openStore, UnsuitableDatabase, SIGNAL_CHECK_MS, sqliteFilesOpenToOthers, storeLocation } from "../store/index.ts";
 import type { Store } from "../store/types.ts";
 import { createApp } from "./app.ts";
 import { createLogger } from "./log.ts";
@@ -62,7 +62,7 @@ export async function runServe(args: string[]): Promise<number> {
     store = openStore(config);
     await store.migrate();
   } catch (error) {
-    if (error instanceof DatabaseFromNewerRelease) {
+    if (error instanceof DatabaseFromNewerRelease || error instanceof UnsuitableDatabase) {
       console.error(`cairn serve: ${error.message}`);
       return 1;
     }

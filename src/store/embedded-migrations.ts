@@ -40,6 +40,13 @@ export class DatabaseFromNewerRelease extends Error {
   }
 }
 
+/**
+ * A database this executable must not start on (said at start by serve and
+ * admin, as DatabaseFromNewerRelease is): e.g. a new PostgreSQL database
+ * whose encoding cannot hold every character a note may carry.
+ */
+export class UnsuitableDatabase extends Error {}
+
 /** Throws DatabaseFromNewerRelease when `newestApplied` is past every step this executable embeds. */
 export function refuseNewerDatabase(what: string, newestApplied: number | null, migrations: Migration[]): void {
   if (newestApplied !== null && newestApplied > migrations[migrations.length - 1].createdAt) {

@@ -8,7 +8,7 @@ import { existsSync } from "node:fs";
 export class StoreNotFound extends Error {}
 
 /** A database a newer release migrated: refused at start (embedded-migrations.ts). */
-export { DatabaseFromNewerRelease } from "./embedded-migrations.ts";
+export { DatabaseFromNewerRelease, UnsuitableDatabase } from "./embedded-migrations.ts";
 
 /** Moving up: a SQLite instance into an empty PostgreSQL database (`cairn admin copy`). */
 export { copySqliteToPostgres, CopyRefused, type CopyProgress } from "./copy.ts";

@@ -54,6 +54,31 @@ function extraSettings(): string[] {
   return (process.env.CAIRN_TEST_PG_SETTINGS ?? "").split(/\s+/).filter(Boolean).flatMap((setting) => ["-c", setting]);
 }
 
+/**
+ * The locale of the tests' clusters unless CAIRN_TEST_PG_LOCALE names another:
+ * a language's, as an operator's distribution makes it (docs/deploy.md:
+ * `createdb` on that cluster), so that SQL which orders, compares or
+ * lower-cases text in the database's collation fails the suites. Turkish:
+ * its collation is a language's (case and punctuation second to letters,
+ * "ç" after "c") and its lower('I') is dotless "ı". ICU, so no OS locale is
+ * needed (PostgreSQL 15 or later; older ones get C). Only under `bun test`:
+ * the benchmarks keep the C clusters their figures were measured on.
+ */
+export const TEST_PG_LOCALE = "icu:tr-TR";
+
+/**
+ * initdb's locale arguments: CAIRN_TEST_PG_LOCALE when set, a libc locale
+ * ("en_US.UTF-8", "tr_TR.UTF-8": it must be in `locale -a`), an ICU one
+ * ("icu:en-US"; LC_CTYPE C.UTF-8) or "C"; else TEST_PG_LOCALE under `bun test`
+ * and C elsewhere. Every database the tests create inherits it.
+ */
+export function clusterLocaleArgs(bin: string, wanted = process.env.CAIRN_TEST_PG_LOCALE): string[] {
+  if (wanted === undefined && process.env.NODE_ENV === "test" && Number(bin.split("/").at(-2)) >= 15) wanted = TEST_PG_LOCALE;
+  if (!wanted || wanted === "C") return ["--locale=C"];
+  if (wanted.startsWith("icu:")) return ["--locale=C.UTF-8", "--locale-provider=icu", `--icu-locale=${wanted.slice(4)}`];
+  return [`--locale=${wanted}`];
+}
+
 /** Temporary directory prefix of a cluster: `cairn-pg-`, plus the run's id when `bun run test` gave one. */
 export const clusterDirPrefix = (run?: string) => (run ? `cairn-pg-${run}-` : "cairn-pg-");
 
@@ -96,7 +121,7 @@ async function startCluster(): Promise<Cluster> {
   const dir = mkdtempSync(join(tmpdir(), clusterDirPrefix(process.env.CAIRN_PG_RUN)));
   if (userInfo().uid === 0) chownSync(dir, Number(Bun.spawnSync(["id", "-u", "postgres"]).stdout.toString().trim()), Number(Bun.spawnSync(["id", "-g", "postgres"]).stdout.toString().trim()));
   const data = join(dir, "data");
-  await run([join(bin, "initdb"), "-D", data, "-U", "cairn", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync"]);
+  await run([join(bin, "initdb"), "-D", data, "-U", "cairn", "-A", "trust", "-E", "UTF8", ...clusterLocaleArgs(bin), "--no-sync"]);
   const port = await freePort();
   // fsync off: the tests kill Cairn, never PostgreSQL, so durability of the cluster itself is not under test.
   const proc = Bun.spawn(
@@ -142,8 +167,9 @@ async function startCluster(): Promise<Cluster> {
 let databases = 0;
 
 /**
- * A new, empty database in the test process's cluster; returns its URL. The
- * cluster's collation is C (code points); `icuLocale` (e.g. "en-US") makes
+ * A new, empty database in the test process's cluster; returns its URL. Its
+ * collation is the cluster's (clusterLocaleArgs: a language's under `bun
+ * test`, C for the benchmarks); `icuLocale` (e.g. "en-US") makes
  * the database's default collation a language's, as `createdb` gives on a
  * cluster made under en_US.UTF-8 (docs/deploy.md).
  */

@@ -94,13 +94,21 @@ export class PostgresContributors {
     );
   }
 
+  /**
+   * Oldest first; with `email`, only that address, its ASCII letters in any
+   * case. lower() takes the case mapping of its argument's collation, which is
+   * the database's: COLLATE "C" folds ASCII only, as SQLite's lower() does,
+   * whatever locale `createdb` gave the database (in a Turkish one lower('I')
+   * is 'ı', so "INFO@…" did not find "info@…"; in en_US it folded 'Ä' too,
+   * where SQLite does not).
+   */
   async list(email?: string): Promise<ContributorListing[]> {
     const filter = email === undefined ? null : encodeText(email.trim());
     const rows = await this.db.execute<{ contributorNo: number; email: string; active: boolean; createdAt: string; postCount: string }>(sql`
       SELECT c.contributor_no AS "contributorNo", c.email, c.active, c.created_at AS "createdAt",
              (SELECT count(*) FROM posts p WHERE p.contributor_no = c.contributor_no) AS "postCount"
         FROM contributors c
-       WHERE ${filter}::text IS NULL OR lower(c.email) = lower(${filter}::text)
+       WHERE ${filter}::text IS NULL OR lower(c.email COLLATE "C") = lower(${filter}::text COLLATE "C")
        ORDER BY c.contributor_no`);
     return rows.map((row) => ({
       contributorNo: Number(row.contributorNo),

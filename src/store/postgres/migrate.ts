@@ -4,7 +4,7 @@
 // a newer release migrated is refused (DatabaseFromNewerRelease); steps whose
 // file was changed after builds had applied it are repaired (repairEditedSteps).
 import { sql } from "drizzle-orm";
-import { refuseNewerDatabase } from "../embedded-migrations.ts";
+import { refuseNewerDatabase, UnsuitableDatabase } from "../embedded-migrations.ts";
 import type { Db } from "./connection.ts";
 import { migrations } from "./migrations.ts";
 
@@ -24,6 +24,7 @@ export async function migrateDatabase(db: Db): Promise<void> {
     );
     const applied = last.length > 0 ? Number(last[0].created_at) : -Infinity;
     refuseNewerDatabase("the PostgreSQL database", last.length > 0 ? applied : null, migrations);
+    if (last.length === 0) await refuseNarrowEncoding(tx);
     for (const migration of migrations) {
       if (applied >= migration.createdAt) continue;
       for (const statement of migration.statements) await tx.execute(sql.raw(statement));
@@ -31,6 +32,28 @@ export async function migrateDatabase(db: Db): Promise<void> {
     }
     await repairEditedSteps(tx);
   });
+}
+
+/** Server encodings that hold every character a note may carry (SQL_ASCII stores the client's UTF-8 bytes as they come). */
+const WIDE_ENCODINGS = new Set(["UTF8", "SQL_ASCII"]);
+
+/**
+ * Before the first step: a database whose encoding is not UTF-8 is refused.
+ * `createdb` takes its template's encoding, which initdb chose from the
+ * cluster's locale (LATIN1 under de_DE or en_US.ISO-8859-1, for instance),
+ * and such a database took every write holding a character outside it (an
+ * emoji, a Polish or CJK title, an e-mail address) as a 500. A database
+ * migrated already is left to run as it did (docs/deploy.md says how to move it).
+ */
+async function refuseNarrowEncoding(tx: Parameters<Parameters<Db["transaction"]>[0]>[0]): Promise<void> {
+  const [{ encoding, name }] = await tx.execute<{ encoding: string; name: string }>(
+    sql.raw(`SELECT pg_encoding_to_char(encoding) AS encoding, datname AS name FROM pg_database WHERE datname = current_database()`),
+  );
+  if (WIDE_ENCODINGS.has(encoding)) return;
+  throw new UnsuitableDatabase(
+    `the PostgreSQL database ${name} has encoding ${encoding}, which cannot hold every character a note may carry; ` +
+      `make it again as UTF-8 (createdb --encoding UTF8 --template template0 --locale C.UTF-8 --owner cairn ${name}; docs/deploy.md, "PostgreSQL and replicas").`,
+  );
 }
 
 /** The signature cairn_create_note has had since 529b884 (drizzle/postgres/0004_create_note.sql). */

@@ -18,7 +18,11 @@ export class PostgresWebEvents {
   }
 
   async all(): Promise<WebEventCount[]> {
-    const rows = await this.db.select().from(webEventCounts).orderBy(webEventCounts.day, webEventCounts.event, webEventCounts.postId);
+    // Code point order, as SQLite lists them, whatever the database's collation.
+    const rows = await this.db
+      .select()
+      .from(webEventCounts)
+      .orderBy(sql`${webEventCounts.day} COLLATE "C"`, sql`${webEventCounts.event} COLLATE "C"`, sql`${webEventCounts.postId} COLLATE "C"`);
     return rows.map((row) => ({ ...row, count: Number(row.count), postId: row.postId === "" ? null : row.postId }));
   }
 }
