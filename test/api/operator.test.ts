@@ -100,12 +100,12 @@ describe("cairn serve", () => {
     const again = await startServer({ binary: true, dataDir: dir });
     await again.stop();
     const named = warnings(again.logs());
-    expect(named.map((line) => [line.path, line.mode])).toEqual([
-      [join(dir, "cairn.db"), "0644"],
-      // SQLite gives its -wal and -shm files the database file's mode.
-      [join(dir, "cairn.db-wal"), "0644"],
-      [join(dir, "cairn.db-shm"), "0644"],
-    ]);
+    const db = join(dir, "cairn.db");
+    expect(named[0]).toMatchObject({ path: db, mode: "0644" });
+    // SQLite gives its -wal and -shm files the database file's mode; they are named too
+    // when they exist at the check (they come and go with the connections).
+    for (const line of named.slice(1)) expect([`${db}-wal`, `${db}-shm`]).toContain(line.path);
+    for (const line of named) expect(line.mode).toBe("0644");
     expect(named[0].level).toBe("warn");
     // Reported, never changed: the operator decides.
     expect(statSync(join(dir, "cairn.db")).mode & 0o777).toBe(0o644);
