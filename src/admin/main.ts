@@ -3,7 +3,7 @@
 // The server checks the active flag on every request, so a revoke takes effect
 // on the next request without any signal to the server.
 import { Database } from "bun:sqlite";
-import { chmodSync, closeSync, copyFileSync, existsSync, lstatSync, mkdirSync, openSync, rmSync, statSync } from "node:fs";
+import { chmodSync, closeSync, copyFileSync, existsSync, fsyncSync, linkSync, lstatSync, mkdirSync, openSync, rmSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { ConfigError, loadConfig } from "../config.ts";
 import { AppError } from "../core/errors.ts";
@@ -148,14 +148,30 @@ export async function runAdmin(args: string[]): Promise<number> {
           return 1;
         }
         const started = performance.now();
-        let made = false;
+        // Written as FILE.partial, synced, then given its name: a backup that is
+        // killed (Ctrl-C, OOM, a reboot) leaves no file under the backup's name
+        // that a listing, a "newest backup" check or a restore could take for one.
+        const partial = `${resolve(file)}.partial`;
         try {
           // VACUUM INTO takes an empty file.
-          createPrivateFile(file);
-          made = true;
-          await store.backup(resolve(file));
+          createPrivateFile(partial);
         } catch (error) {
-          if (made) rmSync(file, { force: true });
+          const left = (error as NodeJS.ErrnoException).code === "EEXIST";
+          console.error(
+            left
+              ? `cairn admin: ${partial} exists: a backup into ${resolve(file)} was interrupted, or one is running now; remove it when none runs, then back up again`
+              : `cairn admin: cannot create ${partial} (${(error as Error).message}); check that this user may write in ${dir}`,
+          );
+          return 1;
+        }
+        try {
+          await store.backup(partial);
+          syncFile(partial); // VACUUM INTO does not sync the file it writes
+          linkSync(partial, file); // never over a file made meanwhile (EEXIST)
+          rmSync(partial);
+          syncFile(dir); // the new name
+        } catch (error) {
+          rmSync(partial, { force: true });
           console.error(
             `cairn admin: the backup into ${resolve(file)} failed (${(error as Error).message}); check that this user may write in ${dir} and that the disk has room`,
           );
@@ -297,6 +313,16 @@ function createPrivateFile(path: string): void {
   closeSync(openSync(path, "wx", 0o600));
 }
 
+/** fsync of a file or a directory (its entries), so that what was written survives a power cut. */
+function syncFile(path: string): void {
+  const fd = openSync(path, "r");
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** True when `path` names anything, a link whose target is missing included (existsSync follows links). */
 function lexists(path: string): boolean {
   try {
@@ -340,13 +366,25 @@ function restore(file: string | undefined, dataDir: string): number {
   } finally {
     check.close();
   }
+  // Copied as cairn.db.partial, synced, then given its name: a copy that fails
+  // (a full disk) or is killed leaves no half database where a server or a
+  // retry of this verb would take it for the restored one.
+  const partial = `${target}.partial`;
+  let made = false;
   try {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-    createPrivateFile(target);
-    copyFileSync(file, target);
-    chmodSync(target, 0o600);
+    rmSync(partial, { force: true }); // an earlier restore's, interrupted: no server reads it
+    createPrivateFile(partial);
+    made = true;
+    copyFileSync(file, partial);
+    chmodSync(partial, 0o600);
+    syncFile(partial);
+    linkSync(partial, target); // never over a database made meanwhile (EEXIST)
+    rmSync(partial);
+    syncFile(dataDir);
   } catch (error) {
-    console.error(`cairn admin: cannot write ${target} (${(error as Error).message}); give a --data-dir this user may create and write`);
+    if (made) rmSync(partial, { force: true });
+    console.error(`cairn admin: cannot write ${target} (${(error as Error).message}); give a --data-dir this user may create and write, on a disk with room for the backup`);
     return 1;
   }
   for (const suffix of ["-wal", "-shm"]) rmSync(target + suffix, { force: true });

@@ -3,7 +3,7 @@
 // backup began.
 import { Database } from "bun:sqlite";
 import { afterAll, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { NO_BREAKERS, createNote, register } from "../helpers/api.ts";
 import { call, startServer, tempDir, type RunningServer } from "../helpers/server.ts";
@@ -74,3 +74,43 @@ test("online backup during writes, restore into a new directory, every earlier n
   expect(found.data.results.map((r: { title: string }) => r.title)).toContain("before 7");
   expect((await call(restored.url, "POST", "/v1/posts", { key: reader.key, json: { title: "after restore", body: "works" } })).status).toBe(201);
 }, 60_000);
+
+test("a backup killed mid-way leaves no file under the backup's name; a restore that cannot finish leaves no cairn.db, and a retry works", async () => {
+  const server = await startServer({ env: { ...NO_BREAKERS } });
+  try {
+    const writer = await register(server.url);
+    // Some megabytes, so that VACUUM INTO runs long enough to be killed in it.
+    for (let i = 0; i < 40; i++) {
+      await Promise.all(
+        Array.from({ length: 10 }, (_, j) => createNote(server.url, writer.key, { title: `bulk ${i}-${j}`, body: `bulk note ${i} ${j} `.repeat(400).slice(0, 4000) })),
+      );
+    }
+    const main = join(import.meta.dir, "../../src/main.ts");
+    const file = join(scratch, "killed.db");
+    const child = Bun.spawn([process.execPath, main, "admin", "backup", file, "--data-dir", server.dataDir], { stdout: "ignore", stderr: "ignore" });
+    const deadline = Date.now() + 20_000;
+    while (!existsSync(file) && !existsSync(`${file}.partial`) && Date.now() < deadline) Bun.sleepSync(0.2);
+    child.kill("SIGKILL");
+    await child.exited;
+    // Whatever the moment of the kill, a file under the backup's name is a whole backup.
+    if (existsSync(file)) {
+      const restored = Bun.spawnSync([process.execPath, main, "admin", "restore", file, "--data-dir", join(scratch, "from-killed")]);
+      expect(restored.exitCode).toBe(0);
+    }
+    expect(existsSync(file)).toBe(false);
+
+    // A restore that runs out of room (here a file-size limit) leaves no database behind, and a retry is accepted.
+    const whole = join(scratch, "whole.db");
+    expect((await server.admin("backup", whole)).code).toBe(0);
+    const target = join(scratch, "restore-limited");
+    const limited = Bun.spawnSync(["sh", "-c", 'ulimit -f 200; exec "$@"', "sh", process.execPath, main, "admin", "restore", whole, "--data-dir", target]);
+    expect(limited.exitCode).not.toBe(0);
+    expect(existsSync(join(target, "cairn.db"))).toBe(false);
+    const retry = Bun.spawnSync([process.execPath, main, "admin", "restore", whole, "--data-dir", target]);
+    expect(retry.stderr.toString()).toBe("");
+    expect(retry.exitCode).toBe(0);
+    expect(existsSync(join(target, "cairn.db.partial"))).toBe(false);
+  } finally {
+    await server.stop();
+  }
+}, 90_000);
