@@ -271,6 +271,13 @@ async function copy(to: string | undefined, dataDir: string, batch: string | und
     const report = await copySqliteToPostgres(dataDir, to, { pageRows: batch ? Number(batch) : undefined, onProgress: copyProgressPrinter() });
     const url = new URL(to);
     print({ copied_to: `${url.hostname}${url.port ? `:${url.port}` : ""}${url.pathname}`, tables: report.tables, search_indexed: report.searchIndexed, ms: report.ms });
+    if (report.sourceChanged) {
+      console.error(
+        "cairn admin: warning: the SQLite database took writes while it was copied (is the server still running?); " +
+          "the copy holds what was committed when it began, and every later write is missing from PostgreSQL. " +
+          "Stop the server, drop and re-create the target database, and copy again (docs/operations.md, \"Moving to PostgreSQL\")",
+      );
+    }
     return 0;
   } catch (error) {
     if (error instanceof CopyRefused) {

@@ -27,6 +27,8 @@ export interface CopyReport {
   tables: Record<string, { rows: number; sha256: string }>;
   searchIndexed: number;
   ms: number;
+  /** Another connection (a server still running) committed to the source while it was copied: those writes are not in the target. */
+  sourceChanged: boolean;
 }
 
 /** Where a copy stands: `step` is a table, "note tags", "search index", "foreign keys", "analyze" or "verify". */
@@ -86,6 +88,9 @@ export async function copySqliteToPostgres(dataDir: string, url: string, options
 
     sqlite.exec("BEGIN"); // one snapshot of the source for the whole copy
     const sizes = new Map(TABLES.map((spec) => [spec.name, (sqlite.query(`SELECT count(*) AS n FROM ${spec.name}`).get() as { n: number }).n]));
+    // Changes when another connection commits (PRAGMA data_version): read again at the end.
+    const dataVersion = () => (sqlite.query("PRAGMA data_version").get() as { data_version: number }).data_version;
+    const versionAtSnapshot = dataVersion();
     const tableRows = [...sizes.values()].reduce((sum, n) => sum + n, 0);
     const progress = new Progress(started, 2 * tableRows + (searchTables ? sizes.get("posts")! : 0), options.onProgress);
     const sequences = new Map(
@@ -126,7 +131,7 @@ export async function copySqliteToPostgres(dataDir: string, url: string, options
     await pg.unsafe("ANALYZE");
 
     // Verify: the target's rows, read back, count and hash as the source's did.
-    const report: CopyReport = { tables: {}, searchIndexed: indexed, ms: 0 };
+    const report: CopyReport = { tables: {}, searchIndexed: indexed, ms: 0, sourceChanged: false };
     const verified = progress.step("verify", tableRows);
     for (const spec of TABLES) {
       const { rows, sha256 } = await hashTarget(pg, spec, pageRows, verified);
@@ -140,6 +145,7 @@ export async function copySqliteToPostgres(dataDir: string, url: string, options
       report.tables[spec.name] = { rows, sha256 };
     }
     progress.end();
+    report.sourceChanged = dataVersion() !== versionAtSnapshot;
     report.ms = Math.round(performance.now() - started);
     return report;
   } finally {

@@ -195,3 +195,28 @@ describe.skipIf(!onPostgres)("cairn admin copy: a failure leaves nothing behind"
     expect(JSON.parse(retried.stdout).tables.posts.rows).toBe(1);
   });
 });
+
+describe.skipIf(!onPostgres)("cairn admin copy while the SQLite server still takes writes", () => {
+  test("the copy says that the source took writes while it was copied (they are not in the target); a quiet source gets no such word", async () => {
+    const source = await startServer({ env: NO_BREAKERS });
+    try {
+      const writer = await register(source.url);
+      await createNote(source.url, writer.key, { title: "before the copy" });
+      let writing = true;
+      const load = (async () => {
+        for (let i = 0; writing; i++) await call(source.url, "POST", "/v1/posts", { key: writer.key, json: { title: `during ${i}`, body: `written during the copy ${i}` } });
+      })();
+      const live = await source.admin("copy", "--to", await freshDatabase("copylive"));
+      writing = false;
+      await load;
+      expect(live.code).toBe(0);
+      expect(live.stderr).toContain("took writes while it was copied");
+
+      const quiet = await source.admin("copy", "--to", await freshDatabase("copyquiet"));
+      expect(quiet.code).toBe(0);
+      expect(quiet.stderr).not.toContain("took writes");
+    } finally {
+      await source.stop();
+    }
+  }, 60_000);
+});
