@@ -172,6 +172,7 @@ export async function runAdmin(args: string[]): Promise<number> {
           syncFile(dir); // the new name
         } catch (error) {
           rmSync(partial, { force: true });
+          rmSync(`${partial}-journal`, { force: true }); // VACUUM INTO's own, when it failed mid-way
           console.error(
             `cairn admin: the backup into ${resolve(file)} failed (${(error as Error).message}); check that this user may write in ${dir} and that the disk has room`,
           );
