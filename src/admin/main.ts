@@ -166,10 +166,7 @@ export async function runAdmin(args: string[]): Promise<number> {
         }
         try {
           await store.backup(partial);
-          syncFile(partial); // VACUUM INTO does not sync the file it writes
-          linkSync(partial, file); // never over a file made meanwhile (EEXIST)
-          rmSync(partial);
-          syncFile(dir); // the new name
+          publishSynced(partial, file); // VACUUM INTO does not sync the file it writes
         } catch (error) {
           rmSync(partial, { force: true });
           rmSync(`${partial}-journal`, { force: true }); // VACUUM INTO's own, when it failed mid-way
@@ -321,6 +318,19 @@ function createPrivateFile(path: string): void {
   closeSync(openSync(path, "wx", 0o600));
 }
 
+/**
+ * Gives a fully written `partial` its final name `path`, durably: the data
+ * synced first, then linked (never over a file made meanwhile: EEXIST), the
+ * partial name removed, and the directory synced so the new name survives a
+ * power cut. On a throw `partial` is still there for the caller to remove.
+ */
+function publishSynced(partial: string, path: string): void {
+  syncFile(partial);
+  linkSync(partial, path);
+  rmSync(partial);
+  syncFile(dirname(resolve(path)));
+}
+
 /** fsync of a file or a directory (its entries), so that what was written survives a power cut. */
 function syncFile(path: string): void {
   const fd = openSync(path, "r");
@@ -386,10 +396,7 @@ function restore(file: string | undefined, dataDir: string): number {
     made = true;
     copyFileSync(file, partial);
     chmodSync(partial, 0o600);
-    syncFile(partial);
-    linkSync(partial, target); // never over a database made meanwhile (EEXIST)
-    rmSync(partial);
-    syncFile(dataDir);
+    publishSynced(partial, target);
   } catch (error) {
     if (made) rmSync(partial, { force: true });
     console.error(`cairn admin: cannot write ${target} (${(error as Error).message}); give a --data-dir this user may create and write, on a disk with room for the backup`);

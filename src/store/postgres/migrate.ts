@@ -5,7 +5,7 @@
 // file was changed after builds had applied it are repaired (repairEditedSteps).
 import { sql } from "drizzle-orm";
 import { refuseNewerDatabase, UnsuitableDatabase } from "../embedded-migrations.ts";
-import type { Db } from "./connection.ts";
+import type { Db, Tx } from "./connection.ts";
 import { migrations } from "./migrations.ts";
 
 const MIGRATIONS_TABLE = "__drizzle_migrations";
@@ -45,7 +45,7 @@ const WIDE_ENCODINGS = new Set(["UTF8", "SQL_ASCII"]);
  * emoji, a Polish or CJK title, an e-mail address) as a 500. A database
  * migrated already is left to run as it did (docs/deploy.md says how to move it).
  */
-async function refuseNarrowEncoding(tx: Parameters<Parameters<Db["transaction"]>[0]>[0]): Promise<void> {
+async function refuseNarrowEncoding(tx: Tx): Promise<void> {
   const [{ encoding, name }] = await tx.execute<{ encoding: string; name: string }>(
     sql.raw(`SELECT pg_encoding_to_char(encoding) AS encoding, datname AS name FROM pg_database WHERE datname = current_database()`),
   );
@@ -76,7 +76,7 @@ const FIRST_CREATE_NOTE = "cairn_create_note(bigint, text, integer, text, text, 
  *   ("function cairn_create_note(...) does not exist"): the step's function is
  *   made again and the first signature dropped.
  */
-async function repairEditedSteps(tx: Parameters<Parameters<Db["transaction"]>[0]>[0]): Promise<void> {
+async function repairEditedSteps(tx: Tx): Promise<void> {
   const [{ note_id_missing: noteIdMissing, create_note_missing: createNoteMissing, first_create_note: firstCreateNote }] = await tx.execute<{
     note_id_missing: boolean;
     create_note_missing: boolean;
